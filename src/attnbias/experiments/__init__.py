@@ -1,0 +1,1 @@
+"""Per-paper compositions of the library (models + optimisers + SVMs + data) into figure data."""

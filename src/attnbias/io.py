@@ -1,0 +1,69 @@
+"""Plot-ready data files: a tidy CSV plus a JSON sidecar (metadata, column docs, provenance)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .claims.core import _jsonable
+
+_PACKAGES = ("numpy", "scipy", "torch", "cvxopt", "pandas", "matplotlib", "transformers", "attnbias")
+
+
+def provenance(preset: str | None = None) -> dict:
+    """Package versions, git commit and preset of the run that produced a file."""
+    versions = {}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha = ""
+    return {"preset": preset, "python": platform.python_version(), "packages": versions, "git_sha": sha or None}
+
+
+def sidecar(csv_path) -> Path:
+    return Path(csv_path).with_suffix(".json")
+
+
+def save_data(df: pd.DataFrame, meta: dict, csv_path, preset: str | None = None) -> None:
+    """Write ``df`` to ``csv_path`` and ``meta`` (+ provenance) to the ``.json`` next to it.
+
+    ``meta["columns"]`` should document every column of ``df``; missing docs are an error so the
+    plot-ready files stay self-describing.
+    """
+    cols = meta.get("columns", {})
+    missing = [c for c in df.columns if c not in cols]
+    if missing:
+        raise ValueError(f"undocumented columns {missing} for {csv_path}")
+    csv_path = Path(csv_path)
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = csv_path.with_suffix(".csv.tmp")
+    df.to_csv(tmp, index=False, float_format="%.17g")
+    os.replace(tmp, csv_path)
+    doc = dict(meta)
+    doc["provenance"] = provenance(preset)
+    sidecar(csv_path).write_text(json.dumps(_jsonable(doc), indent=2) + "\n")
+
+
+def load_data(csv_path) -> tuple[pd.DataFrame, dict]:
+    df = pd.read_csv(csv_path)
+    meta = json.loads(sidecar(csv_path).read_text())
+    return df, meta
+
+
+def arr(x) -> np.ndarray:
+    """Metadata vectors come back from JSON as lists."""
+    return np.asarray(x, dtype=np.float64)
