@@ -1,0 +1,22 @@
+# Snakemake workflow: regenerate every figure of four papers on the implicit bias of attention
+# and check each paper's quantitative claims.  See README.md.
+from snakemake.utils import min_version
+
+min_version("9.19")
+
+
+configfile: "config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/maxmargin.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

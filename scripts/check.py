@@ -1,0 +1,15 @@
+"""Claim rule entry point: evaluate a figure's claims on its plot-ready data."""
+
+from attnbias.claims import write_claims
+from attnbias.io import load_data
+from attnbias.workflow import resolve, rule_logging
+
+with rule_logging(snakemake) as log:  # noqa: F821
+    p = snakemake.params  # noqa: F821
+    csvs = [f for f in snakemake.input.data if f.endswith(".csv")]  # noqa: F821
+    data = [load_data(f) for f in csvs]
+    claims = resolve("attnbias.claims", f"{p.paper}.check")(p.figure, *data)
+    preset = data[0][1].get("provenance", {}).get("preset")
+    write_claims(snakemake.output.claims, p.paper, p.figure, preset, claims)  # noqa: F821
+    for c in claims:
+        log.info("%s %s: %s (threshold %s)", "PASS" if c.passed else "FAIL", c.id, c.value, c.threshold)

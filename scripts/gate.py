@@ -1,0 +1,7 @@
+"""claims_strict: fail the run when any claim failed (the summary itself is kept)."""
+
+from attnbias.claims.summary import gate
+from attnbias.workflow import rule_logging
+
+with rule_logging(snakemake):  # noqa: F821
+    gate(snakemake.input[0], snakemake.output[0])  # noqa: F821

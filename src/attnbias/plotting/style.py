@@ -1,0 +1,68 @@
+"""Shared plot style, byte-stable saving, and report captions with measured verdicts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
+
+STYLE = {
+    "figure.dpi": 100,
+    "savefig.dpi": 200,
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "legend.fontsize": 7,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "lines.linewidth": 1.2,
+    "svg.hashsalt": "attnbias",
+}
+plt.rcParams.update(STYLE)
+
+# Method colours used by every paper (GD blue, NGD red, Polyak green, Adam purple).
+METHOD_COLORS = {"gd": "tab:blue", "sgd": "tab:blue", "ngd": "tab:red", "sngd": "tab:red",
+                 "polyak": "tab:green", "ps": "tab:green", "sps": "tab:green", "adam": "tab:purple"}  # fmt: skip
+
+
+def new_figure(width: float = 3.4, height: float = 3.0, ncols: int = 1, nrows: int = 1, **kw):
+    fig, ax = plt.subplots(nrows, ncols, figsize=(width, height), **kw)
+    return fig, ax
+
+
+def stand_in_title(ax, title: str, stand_in: str | None = None) -> None:
+    """Title an axis; figures computed on stand-in data say so in the title."""
+    ax.set_title(title if not stand_in else f"{title}\n[stand-in: {stand_in}]")
+
+
+def save_figure(fig, pdf_path, png_path) -> None:
+    """Save the PDF and PNG twins with reproducible bytes (no creation dates)."""
+    fig.tight_layout()
+    Path(pdf_path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(pdf_path, metadata={"CreationDate": None, "ModDate": None})
+    fig.savefig(png_path, metadata={"Software": None})
+    plt.close(fig)
+
+
+def render_caption(template_path, claims_doc: dict, meta: dict, out_path) -> None:
+    """Report caption = the figure's static caption + the preset + the measured verdicts."""
+    text = Path(template_path).read_text().rstrip() + "\n\n"
+    preset = claims_doc.get("preset")
+    claims = claims_doc["claims"]
+    n_pass = sum(c["passed"] for c in claims)
+    text += f"**Preset:** {preset}.  **Measured verdict:** {n_pass}/{len(claims)} claims passed.\n\n"
+    for c in claims:
+        value = c["value"]
+        if isinstance(value, float):
+            value = f"{value:.6g}"
+        mark = "PASS" if c["passed"] else "**FAIL**"
+        text += f"- {mark} ``{c['id']}``: {c['statement']} (measured {value}; threshold {c['threshold']})\n"
+    Path(out_path).write_text(text)

@@ -1,0 +1,49 @@
+"""Glue between Snakemake ``script:`` entry points and the package (no science here)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import os
+import sys
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def rule_logging(snakemake):
+    """Send stdout, stderr and ``logging`` of a script run to the rule's log file."""
+    log = Path(snakemake.log[0]) if len(snakemake.log) else None
+    if log is None:
+        yield logging.getLogger("attnbias")
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as fh, contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):
+        handler = logging.StreamHandler(fh)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        try:
+            yield logging.getLogger("attnbias")
+        except BaseException:
+            logging.getLogger("attnbias").exception("rule failed")
+            raise
+        finally:
+            root.removeHandler(handler)
+
+
+def limit_threads(n: int) -> None:
+    """Cap BLAS/OpenMP threads to the rule's ``threads`` (call before heavy imports)."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(n)
+
+
+def resolve(module_prefix: str, dotted: str):
+    """``resolve("attnbias.experiments", "maxmargin.compute_fig1")`` → the function."""
+    mod, _, name = dotted.rpartition(".")
+    return getattr(importlib.import_module(f"{module_prefix}.{mod}"), name)
+
+
+def python_info() -> str:
+    return sys.version.split()[0]
