@@ -13,6 +13,9 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/maxmargin.smk"
+include: "workflow/rules/fastrates.smk"
+include: "workflow/rules/nucnorm.smk"
+include: "workflow/rules/lowrank.smk"
 include: "workflow/rules/figures.smk"
 
 

@@ -34,7 +34,9 @@ def data_files(paper, group):
     return [f"results/data/{paper}/{group}.csv", f"results/data/{paper}/{group}.json"]
 
 
-def register_compute(paper, group, figures, func, code, threads=1, mem_mb=2000, runtime="30m", gpu=False):
+def register_compute(
+    paper, group, figures, func, code, threads=1, mem_mb=2000, runtime="30m", gpu=False
+):
     """Register a standard compute rule running ``attnbias.experiments.<func>(**config[paper][group])``.
 
     ``code``: package modules (paths under src/attnbias) whose edits should rerun it.

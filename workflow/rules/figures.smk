@@ -12,20 +12,20 @@ for (_paper, _group), _c in COMPUTES.items():
         output:
             csv=f"results/data/{_paper}/{_group}.csv",
             meta=f"results/data/{_paper}/{_group}.json",
-        params:
-            func=_c["func"],
-            settings=config[_paper][_group],
-            preset=SCALE,
-        threads: _c["threads"]
-        resources:
-            mem_mb=_c["mem_mb"],
-            runtime=_c["runtime"],
         log:
             f"results/logs/{_paper}_compute_{_group}.log",
         benchmark:
             f"results/benchmarks/{_paper}_compute_{_group}.tsv"
         conda:
             "../../environment.yml"
+        threads: _c["threads"]
+        resources:
+            mem_mb=_c["mem_mb"],
+            runtime=_c["runtime"],
+        params:
+            func=_c["func"],
+            settings=config[_paper][_group],
+            preset=SCALE,
         script:
             "../../scripts/compute.py"
 
@@ -39,14 +39,14 @@ for (_paper, _fig), _f in FIGURES.items():
             data=_f["data"],
         output:
             claims=claim_file(_paper, _fig),
-        params:
-            paper=_paper,
-            figure=_fig,
         log:
             f"results/logs/{_paper}_check_{_fig}.log",
         localrule: True
         conda:
             "../../environment.yml"
+        params:
+            paper=_paper,
+            figure=_fig,
         script:
             "../../scripts/check.py"
 
@@ -67,14 +67,14 @@ for (_paper, _fig), _f in FIGURES.items():
                 labels={"paper": _paper, "figure": _fig},
             ),
             caption=f"results/figures/{_paper}/{_fig}.rst",
-        params:
-            paper=_paper,
-            figure=_fig,
         log:
             f"results/logs/{_paper}_{_fig}.log",
         localrule: True
         conda:
             "../../environment.yml"
+        params:
+            paper=_paper,
+            figure=_fig,
         script:
             "../../scripts/plot.py"
 

@@ -12,14 +12,25 @@ _MM_CODE = [
     "data/synthetic.py",
 ]
 
-register_compute("maxmargin", "fig1", ["fig1a", "fig1b", "fig1c"], "maxmargin.compute_fig1", _MM_CODE)
+register_compute(
+    "maxmargin", "fig1", ["fig1a", "fig1b", "fig1c"], "maxmargin.compute_fig1", _MM_CODE
+)
 register_compute("maxmargin", "fig2", ["fig2"], "maxmargin.compute_fig2", _MM_CODE)
-register_compute("maxmargin", "fig3", ["fig3a", "fig3b", "fig3c"], "maxmargin.compute_fig3", _MM_CODE)
-register_compute("maxmargin", "fig4", ["fig4a", "fig4b"], "maxmargin.compute_fig4", _MM_CODE)
+register_compute(
+    "maxmargin", "fig3", ["fig3a", "fig3b", "fig3c"], "maxmargin.compute_fig3", _MM_CODE
+)
+register_compute(
+    "maxmargin", "fig4", ["fig4a", "fig4b"], "maxmargin.compute_fig4", _MM_CODE
+)
 register_compute("maxmargin", "fig5", ["fig5"], "maxmargin.compute_fig5", _MM_CODE)
 register_compute("maxmargin", "fig8", ["fig8"], "maxmargin.compute_fig8", _MM_CODE)
 register_compute(
-    "maxmargin", "fig9", ["fig9a", "fig9b", "fig10"], "maxmargin.compute_fig9", _MM_CODE, runtime="20m"
+    "maxmargin",
+    "fig9",
+    ["fig9a", "fig9b", "fig10"],
+    "maxmargin.compute_fig9",
+    _MM_CODE,
+    runtime="20m",
 )
 
 

@@ -35,7 +35,7 @@ def _path(ax, df, color="0.45", arrows=True, lw=1.0, **kw):
             ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops=dict(arrowstyle="->", color=color, lw=0.6))
 
 
-def _tokens(ax, tokens, scores, opt=None, colors=None, scale=1.0):
+def _tokens(ax, tokens, scores, opt=None, colors=None, scale=1.0, annotate=False):
     tokens = arr(tokens)
     scores = arr(scores)
     for i in range(tokens.shape[0]):
@@ -44,7 +44,8 @@ def _tokens(ax, tokens, scores, opt=None, colors=None, scale=1.0):
             is_opt = opt is not None and t == int(opt[i])
             ax.scatter(*(scale * tokens[i, t]), marker="*" if is_opt else "^", s=110 if is_opt else 45,
                        color=c, edgecolor="k", lw=0.5, zorder=5)  # fmt: skip
-            ax.annotate(f"γ={scores[i, t]:g}", scale * tokens[i, t], xytext=(4, -9), textcoords="offset points", fontsize=6)
+            if annotate:
+                ax.annotate(f"γ={scores[i, t]:g}", scale * tokens[i, t], xytext=(4, -9), textcoords="offset points", fontsize=6)
 
 
 def _frame(ax, key, title):
@@ -67,7 +68,7 @@ def _single_input(case, df, meta, title):
     colors = ["tab:red", "tab:blue", "tab:green"]
     for t, (mk, c) in enumerate(zip(markers, colors)):
         ax.scatter(*toks[t], marker=mk, s=110 if mk == "*" else 45, color=c, edgecolor="k", lw=0.5, zorder=5,
-                   label=f"token {tuple(np.round(toks[t], 2))}, γ={arr(m['scores'])[0, t]:g}")  # fmt: skip
+                   label=f"token ({toks[t, 0]:g}, {toks[t, 1]:g}), γ={arr(m['scores'])[0, t]:g}")  # fmt: skip
     _direction(ax, m["gmm"], "tab:red", label="GMM $p^{mm}$")
     if "lmm" in m:
         _direction(ax, m["lmm"], "tab:blue", label="LMM (1, 0)")
@@ -86,6 +87,8 @@ def _fig1c(df, meta):
     _tokens(ax, m["tokens"], m["scores"], opt=m["opt"])
     pmm = arr(m["gmm"])
     _direction(ax, pmm, "tab:red", label=f"GMM ({pmm[0]:.4f}, {pmm[1]:.4f})")
+    ax.scatter([], [], marker="*", color="0.5", label="optimal tokens, γ=1")
+    ax.scatter([], [], marker="^", color="0.5", label="other tokens, γ=0.5")
     # separating hyperplane ⟂ p^mm through the midpoint of the minimum-margin pair
     toks = arr(m["tokens"])
     opt = np.asarray(m["opt"], dtype=int)
@@ -193,7 +196,7 @@ def _fig5(df, meta):
         ax.scatter(*toks[i, 1], marker="*", s=110, color=c, edgecolor="k", lw=0.5, zorder=5)
         ax.scatter(*toks[i, 0], marker="^", s=45, color=c, edgecolor="k", lw=0.5, zorder=5)
     _direction(ax, meta["gmm"], "0.3", label="GMM (1, 0)")
-    _frame(ax, "fig5", f"Transient bias by loss, C ∈ {{{', '.join(f'{c:g}' for c in Cs)}}}")
+    _frame(ax, "fig5", f"Transient bias by loss, C = {Cs[0]:g}…{Cs[-1]:g}")
     ax.legend(loc="upper left")
     return fig
 
