@@ -11,6 +11,12 @@ PAPERS = {
     "lowrank": "4 – Weight decay induces low rank (Kobayashi et al.)",
 }
 
+# `--config key=value` passes strings: accept the usual spellings for the boolean switches.
+_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+for _key in ("claims_strict",):
+    if isinstance(config.get(_key), str) and config[_key].lower() in _BOOLEAN_WORDS:
+        config[_key] = _BOOLEAN_WORDS[config[_key].lower()]
+
 validate(config, "../schemas/config.schema.yaml")
 # Each paper's settings have their own schema (additionalProperties: false, defaults filled).
 for _paper in PAPERS:

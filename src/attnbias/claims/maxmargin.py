@@ -62,7 +62,7 @@ def _fig2(df, meta) -> list[Claim]:
     return [
         within("lmm", "QP: LMM = (1, 0)", meta["lmm"], (1.0, 0.0), 1e-6),
         within("gmm_dir", "QP: GMM ∝ (−0.5, 0.5)", gmm_dir, np.array([-1.0, 1.0]) / np.sqrt(2), 1e-6),
-        compare("stay_in_cone", f"paths started in C_{{μ,R}} stay in the cone: min_t cos(p_t, LMM) ≥ 1 − μ", cos_lmm.min(), ">=", 1 - mu),
+        compare("stay_in_cone", "paths started in C_{μ,R} stay in the cone: min_t cos(p_t, LMM) ≥ 1 − μ", cos_lmm.min(), ">=", 1 - mu),
         compare("norm_nondecreasing", "‖p_t‖ non-decreasing along those paths (min increment)", mono, ">=", 0.0),
         compare(f"final_cos_t{T}", f"cos(p_{T}, LMM) for paths started inside", _cos_to(_at(ins, T), meta["lmm"]).min(), ">", 0.999),
         compare("outside_to_gmm", "contrast paths from outside reach the GMM: min cos", _cos_to(_at(df[~df.inside], T), meta["gmm"]).min() if (~df.inside).any() else 1.0, ">", 0.99),

@@ -15,7 +15,14 @@ from ..data import synthetic as syn
 from ..metrics import cosine
 from ..models import joint_grad_fn, keys, loss_value, prompt_grad_fn, softmax, token_scores
 from ..optim import run
-from ..svm import InfeasibleSVM, att_svm, classify_selection, head_svm, support_inputs, svm_neighbours
+from ..svm import (
+    InfeasibleSVM,
+    att_svm,
+    classify_selection,
+    head_svm,
+    support_inputs,
+    svm_neighbours,
+)
 
 PATH_COLUMNS = {
     "case": "figure panel / problem the path belongs to",

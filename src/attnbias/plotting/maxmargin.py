@@ -31,7 +31,7 @@ def _path(ax, df, color="0.45", arrows=True, lw=1.0, **kw):
     ax.plot(df.p1, df.p2, color=color, lw=lw, **kw)
     if arrows:
         s = df.iloc[::10]
-        for (x0, y0), (x1, y1) in zip(s[["p1", "p2"]].to_numpy()[:-1], s[["p1", "p2"]].to_numpy()[1:]):
+        for (x0, y0), (x1, y1) in zip(s[["p1", "p2"]].to_numpy()[:-1], s[["p1", "p2"]].to_numpy()[1:], strict=False):
             ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops=dict(arrowstyle="->", color=color, lw=0.6))
 
 
@@ -66,7 +66,7 @@ def _single_input(case, df, meta, title):
     toks = arr(m["tokens"])[0]
     markers = ["*", "s", "o"]
     colors = ["tab:red", "tab:blue", "tab:green"]
-    for t, (mk, c) in enumerate(zip(markers, colors)):
+    for t, (mk, c) in enumerate(zip(markers, colors, strict=False)):
         ax.scatter(*toks[t], marker=mk, s=110 if mk == "*" else 45, color=c, edgecolor="k", lw=0.5, zorder=5,
                    label=f"token ({toks[t, 0]:g}, {toks[t, 1]:g}), γ={arr(m['scores'])[0, t]:g}")  # fmt: skip
     _direction(ax, m["gmm"], "tab:red", label="GMM $p^{mm}$")
@@ -122,7 +122,7 @@ def _fig2(df, meta):
     _direction(ax, lmm, "tab:blue", label="LMM (1, 0)")
     _direction(ax, meta["gmm"], "tab:red", label="GMM ∝ (−1, 1)")
     toks = arr(meta["tokens"])[0]
-    for t, (mk, c) in enumerate(zip(["*", "s", "o"], ["tab:red", "tab:blue", "tab:green"])):
+    for t, (mk, c) in enumerate(zip(["*", "s", "o"], ["tab:red", "tab:blue", "tab:green"], strict=False)):
         ax.scatter(*toks[t], marker=mk, s=90, color=c, edgecolor="k", lw=0.5, zorder=5)
     _frame(ax, "fig2", "Cone around an LMM (project reconstruction)")
     ax.legend(loc="lower left", fontsize=6)
@@ -264,7 +264,7 @@ def _fig9b(df, meta):
 def _fig10(df, meta):
     fig, ax = new_figure(3.6, 2.8)
     sat = df[df.saturated & np.isfinite(df.gamma_gap)]
-    for d, g in sat.groupby("d"):
+    for _, g in sat.groupby("d"):
         x = np.sort(g.gamma_gap.to_numpy())
         ax.plot(x, np.arange(1, len(x) + 1) / len(x), color="0.7", lw=0.6)
     pooled = np.sort(sat[sat.d >= 5].gamma_gap.to_numpy())

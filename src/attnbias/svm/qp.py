@@ -64,26 +64,36 @@ def min_norm_qp(A: np.ndarray, b: np.ndarray, method: str = "auto", strict: bool
         method = "dual" if m < d else "primal"
     if method not in ("primal", "dual"):
         raise ValueError(f"method must be 'auto', 'primal' or 'dual', got {method!r}")
+    sol = {"status": "not run"}
+    x = lam = np.full(d if method == "primal" else m, np.nan)
     for options in (_TIGHT, _DEFAULT):
-        if method == "primal":
-            sol = cvxopt.solvers.qp(
-                _matrix(np.eye(d)), _matrix(np.zeros(d)), _matrix(-A), _matrix(-b), options=options
-            )
-            x = np.array(sol["x"]).reshape(-1)
-            lam = np.array(sol["z"]).reshape(-1)
-        else:
-            gram = A @ A.T
-            # min ½ λᵀGλ − bᵀλ s.t. −λ ≤ 0; a tiny ridge keeps a rank-deficient Gram PD
-            gram = gram + 1e-12 * max(1.0, float(np.trace(gram)) / m) * np.eye(m)
-            sol = cvxopt.solvers.qp(
-                _matrix(gram), _matrix(-b), _matrix(-np.eye(m)), _matrix(np.zeros(m)), options=options
-            )
-            lam = np.maximum(np.array(sol["x"]).reshape(-1), 0.0)
-            x = A.T @ lam
+        try:
+            if method == "primal":
+                sol = cvxopt.solvers.qp(
+                    _matrix(np.eye(d)), _matrix(np.zeros(d)), _matrix(-A), _matrix(-b), options=options
+                )
+                x = np.array(sol["x"]).reshape(-1)
+                lam = np.array(sol["z"]).reshape(-1)
+            else:
+                gram = A @ A.T
+                # min ½ λᵀGλ − bᵀλ s.t. −λ ≤ 0; a tiny ridge keeps a rank-deficient Gram PD
+                gram = gram + 1e-12 * max(1.0, float(np.trace(gram)) / m) * np.eye(m)
+                sol = cvxopt.solvers.qp(
+                    _matrix(gram), _matrix(-b), _matrix(-np.eye(m)), _matrix(np.zeros(m)), options=options
+                )
+                lam = np.maximum(np.array(sol["x"]).reshape(-1), 0.0)
+                x = A.T @ lam
+        except (ValueError, ArithmeticError) as exc:  # cvxopt's "domain error" on infeasible data
+            sol = {"status": f"error: {exc}"}
+            continue
         if sol["status"] == "optimal":
             break
     status = sol["status"]
-    feasible = status == "optimal" and np.all(A @ x >= b - 1e-5 * np.maximum(1.0, np.abs(b)))
+    feasible = (
+        status == "optimal"
+        and x.shape == (d,)
+        and bool(np.all(A @ x >= b - 1e-5 * np.maximum(1.0, np.abs(b))))
+    )
     if not feasible:
         if strict:
             raise InfeasibleSVM(f"min-norm QP not solved (status {status!r}); constraints may be infeasible")

@@ -1,0 +1,45 @@
+"""Benchmark the maxmargin computations (issue [1/8] targets).
+
+    python benchmarks/bench_maxmargin.py            # Figs 1–5, 8 together, then the Fig 9/10 study
+
+Targets: Figs 1–5 and 8 together ≤ 30 s wall; the Fig 9/10 study (9 d × 1000 trials × 1000 NGD
+steps + the QPs) ≤ 60 s on one core.  Threads are pinned to one before numpy is imported.
+"""
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import time  # noqa: E402
+
+import yaml  # noqa: E402
+
+from attnbias.experiments import maxmargin as mm  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def main():
+    cfg = yaml.safe_load(open(os.path.join(ROOT, "config.yaml")))["maxmargin"]
+    rows = []
+    total = 0.0
+    for group in ("fig1", "fig2", "fig3", "fig4", "fig5", "fig8"):
+        t0 = time.perf_counter()
+        getattr(mm, f"compute_{group}")(**cfg[group])
+        dt = time.perf_counter() - t0
+        total += dt
+        rows.append((group, dt))
+    t0 = time.perf_counter()
+    df, _ = mm.compute_fig9(**cfg["fig9"])
+    t9 = time.perf_counter() - t0
+    print(f"{'computation':<28}{'wall [s]':>10}")
+    for g, dt in rows:
+        print(f"{g:<28}{dt:>10.2f}")
+    print(f"{'Figs 1-5, 8 together':<28}{total:>10.2f}   target <= 30 s  {'OK' if total <= 30 else 'OVER'}")
+    n = len(df)
+    print(f"{'Fig 9/10 study':<28}{t9:>10.2f}   target <= 60 s  {'OK' if t9 <= 60 else 'OVER'}  ({n} trials, 1 thread)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""Environment guards (conventions §3): torch pin, no torchvision/timm, offline assets present."""
+
+import importlib.util
+from pathlib import Path
+
+import torch
+
+
+def test_torch_pin():
+    assert torch.__version__.startswith("2.13.0")
+
+
+def test_no_torchvision_or_timm():
+    assert importlib.util.find_spec("torchvision") is None
+    assert importlib.util.find_spec("timm") is None
+
+
+def test_offline_assets_locatable():
+    from sklearn.datasets import load_digits
+
+    assert load_digits().images.shape == (1797, 8, 8)
+    from attnbias.data.offline import minilm_path, tweets_csv_path
+
+    assert tweets_csv_path().stat().st_size > 1_000_000
+    assert (minilm_path() / "config.json").exists()
+
+
+def test_readme_test_command_is_what_ci_runs():
+    root = Path(__file__).resolve().parents[2]
+    ci = (root / ".ci" / "run").read_text()
+    readme = (root / "README.md").read_text()
+    line = next(ln.strip() for ln in ci.splitlines() if "pytest" in ln and "pip install" in ln)
+    assert line in readme

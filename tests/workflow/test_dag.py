@@ -1,0 +1,96 @@
+"""Dry runs of the DAG and config validation (snakemake CLI through subprocess)."""
+
+import re
+
+import pytest
+import yaml
+from conftest import ROOT, ci_configfiles, snakemake_cmd
+
+
+def registered_figures():
+    """(paper, figure) pairs from the workflow's own registry (``--list-target-rules``)."""
+    res = snakemake_cmd("--list-target-rules", "--nolock", check=True)
+    rules = set(res.stdout.split())
+    figs = []
+    for rule in sorted(rules):
+        m = re.fullmatch(r"(maxmargin|fastrates|nucnorm|lowrank)_((?:fig|table|p)[A-Za-z0-9]+)", rule)
+        if m and f"{m[1]}_check_{m[2]}" in rules:
+            figs.append((m[1], m[2]))
+    return figs
+
+
+FIGS = registered_figures()
+
+
+def test_registry_has_every_maxmargin_figure():
+    ids = {f for p, f in FIGS if p == "maxmargin"}
+    expected = "fig1a fig1b fig1c fig2 fig3a fig3b fig3c fig4a fig4b fig5 fig8 fig9a fig9b fig10".split()
+    assert set(expected) <= ids
+
+
+def test_dry_run_all_default_config():
+    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--directory", ROOT)
+    assert res.returncode == 0, res.stderr[-3000:]
+    for paper in ("maxmargin",):
+        assert f"{paper}_compute_" in res.stdout
+
+
+@pytest.mark.parametrize("paper,fig", FIGS, ids=[f"{p}/{f}" for p, f in FIGS])
+def test_dry_run_each_figure_file(paper, fig):
+    res = snakemake_cmd("-n", "--cores", "1", "--nolock", f"results/figures/{paper}/{fig}.pdf", "--forceall")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"{paper}_{fig} " in res.stdout or f"rule {paper}_{fig}:" in res.stdout
+    assert f"{paper}_check_{fig}" in res.stdout
+
+
+def test_paper_targets_dry_run():
+    for paper in ("maxmargin", "fastrates", "nucnorm", "lowrank"):
+        res = snakemake_cmd("-n", "--cores", "1", "--nolock", paper, "--forceall")
+        assert res.returncode == 0, (paper, res.stderr[-3000:])
+
+
+def test_paper_scale_builds_offline():
+    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--forceall", "--config", "scale=paper")
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+def test_precomputed_schedules_no_gpu_rule():
+    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "gpu_figures", "--forceall", "--config", "gpu_results=precomputed")
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+def test_ci_config_is_schema_valid():
+    args = ["--configfile", *ci_configfiles()]
+    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--forceall", *args)
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+def _run_with_config(tmp_path, cfg: dict):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--configfile", path)
+
+
+@pytest.mark.parametrize(
+    "cfg,key",
+    [
+        ({"scael": "quick"}, "scael"),
+        ({"scale": "huge"}, "huge"),
+        ({"claims_strict": "maybe"}, "claims_strict"),
+        ({"maxmargin": {"fig1": {"stepz": 10}}}, "stepz"),
+        ({"maxmargin": {"fig9": {"trials": "many"}}}, "trials"),
+        ({"maxmargin": {"fig77": {}}}, "fig77"),
+    ],
+)
+def test_invalid_config_is_rejected_naming_the_key(tmp_path, cfg, key):
+    res = _run_with_config(tmp_path, cfg)
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert "validat" in out.lower()
+    assert key in out
+
+
+def test_boolean_switch_from_command_line():
+    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--forceall", "--config", "claims_strict=true")
+    assert res.returncode == 0, res.stdout[-2000:]
+    assert "claims_gate" in res.stdout
