@@ -52,6 +52,22 @@ def save_figure(fig, pdf_path, png_path) -> None:
     plt.close(fig)
 
 
+def _short(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list):
+        items = [_short(v) for v in value[:8]]
+        return "[" + ", ".join(items) + (", …]" if len(value) > 8 else "]")
+    return str(value)
+
+
+def _rst_escape(text: str) -> str:
+    """Escape reStructuredText markup characters in free text."""
+    for ch in ("\\", "*", "|", "`"):
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
 def render_caption(template_path, claims_doc: dict, meta: dict, out_path) -> None:
     """Report caption = the figure's static caption + the preset + the measured verdicts."""
     text = Path(template_path).read_text().rstrip() + "\n\n"
@@ -60,9 +76,9 @@ def render_caption(template_path, claims_doc: dict, meta: dict, out_path) -> Non
     n_pass = sum(c["passed"] for c in claims)
     text += f"**Preset:** {preset}.  **Measured verdict:** {n_pass}/{len(claims)} claims passed.\n\n"
     for c in claims:
-        value = c["value"]
-        if isinstance(value, float):
-            value = f"{value:.6g}"
         mark = "PASS" if c["passed"] else "**FAIL**"
-        text += f"- {mark} ``{c['id']}``: {c['statement']} (measured {value}; threshold {c['threshold']})\n"
+        text += (
+            f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured ``{_short(c['value'])}``, "
+            f"threshold ``{c['threshold']}``\n"
+        )
     Path(out_path).write_text(text)
