@@ -1,0 +1,114 @@
+"""Stochastic normalised GD (SNGD) and the stochastic Polyak step (SPS_max) as torch optimisers.
+
+Both act on *all* parameters of the optimiser at once: the gradient norm is the global L2 norm
+over every parameter (of every parameter group) that has a gradient, so the step depends on the
+whole model, like the full-batch rules of :mod:`attnbias.optim.fullbatch` with
+``normalize="joint"``.  Parameters without a gradient are skipped.  With a full batch, float64
+and the same parameters, SNGD is NGD and SPS (c = 1, no cap in effect) is the Polyak step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import torch
+from torch.optim import Optimizer
+
+
+def _params_with_grad(groups) -> list[tuple[dict, torch.Tensor]]:
+    return [(g, p) for g in groups for p in g["params"] if p.grad is not None]
+
+
+def _global_grad_norm(pairs) -> torch.Tensor:
+    """‖g‖ over all parameters (computed in float64 whatever the parameter dtype)."""
+    if not pairs:
+        return torch.zeros((), dtype=torch.float64)
+    device = pairs[0][1].grad.device
+    sq = [p.grad.detach().to(device=device, dtype=torch.float64).pow(2).sum() for _, p in pairs]
+    return torch.stack(sq).sum().sqrt()
+
+
+class SNGD(Optimizer):
+    r"""Stochastic normalised gradient descent.
+
+    Update, with g_B the minibatch gradient of all parameters and ‖·‖ the global L2 norm:
+
+        θ ← θ − η · g_B / (‖g_B‖ + ε).
+
+    ``lr`` is η (per parameter group; the norm is always global), ``eps`` is ε (default 1e-8, the
+    spec's value; ε = 0 gives exact NGD, and a zero gradient then leaves θ unchanged).
+    ``step`` returns the closure's loss when a closure is given; ``self.last["grad_norm"]`` records
+    ‖g_B‖ of the last step.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-3, eps: float = 1e-8):
+        if lr <= 0:
+            raise ValueError(f"SNGD needs lr > 0, got {lr}")
+        if eps < 0:
+            raise ValueError(f"SNGD needs eps ≥ 0, got {eps}")
+        super().__init__(params, {"lr": lr, "eps": eps})
+        self.last: dict = {}
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], torch.Tensor] | None = None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        pairs = _params_with_grad(self.param_groups)
+        norm = _global_grad_norm(pairs)
+        self.last = {"grad_norm": float(norm)}
+        if float(norm) == 0.0:
+            return loss
+        for g, p in pairs:
+            scale = g["lr"] / (float(norm) + g["eps"])
+            p.add_(p.grad, alpha=-scale)
+        return loss
+
+
+class SPS(Optimizer):
+    r"""Stochastic Polyak step, the capped SPS_max form (Loizou et al. 2021).
+
+    With ℓ_B(θ) the minibatch loss, ℓ_B^* a lower bound of it (0 for cross-entropy), g_B its
+    gradient over all parameters and ‖·‖ the global L2 norm:
+
+        γ = min{ (ℓ_B(θ) − ℓ_B^*) / (c · ‖g_B‖²),  γ_b },      θ ← θ − γ · g_B.
+
+    ``lr`` is the cap γ_b (per parameter group, so learning-rate schedulers scale the cap; ``inf``
+    removes it), ``c`` the constant (0.5 in the spec's BERT runs, 1 gives the full-batch Polyak step
+    of :mod:`attnbias.optim.fullbatch`), ``f_star`` is ℓ_B^*.  The loss is passed as
+    ``step(loss=...)`` or computed by a closure (which must call ``backward``).  A zero gradient, or
+    ℓ_B ≤ ℓ_B^*, gives γ = 0.  ``self.last`` records the loss, ‖g_B‖ and the uncapped step of the
+    last call.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1.0, c: float = 0.5, f_star: float = 0.0):
+        if not lr > 0:
+            raise ValueError(f"SPS needs a cap lr > 0, got {lr}")
+        if c <= 0:
+            raise ValueError(f"SPS needs c > 0, got {c}")
+        super().__init__(params, {"lr": lr, "c": c, "f_star": f_star})
+        self.last: dict = {}
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], torch.Tensor] | None = None, loss: torch.Tensor | float | None = None):
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        if loss is None:
+            raise ValueError("SPS.step needs the minibatch loss: step(loss=...) or a closure")
+        value = float(loss.detach()) if torch.is_tensor(loss) else float(loss)
+        pairs = _params_with_grad(self.param_groups)
+        sq = float(_global_grad_norm(pairs)) ** 2
+        self.last = {"loss": value, "grad_norm": sq**0.5, "polyak_step": None}
+        if sq == 0.0:
+            return loss
+        for g in self.param_groups:
+            gap = max(value - g["f_star"], 0.0)
+            raw = gap / (g["c"] * sq)
+            self.last["polyak_step"] = raw
+            gamma = min(raw, g["lr"])
+            for p in g["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-gamma)
+        return loss
