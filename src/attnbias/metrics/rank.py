@@ -168,19 +168,39 @@ def gpt2_layer_factors(attn, n_heads: int) -> dict[str, tuple]:
     return head_factors(Wq, Wk, Wv, Wo, n_heads)
 
 
+def _qkvo_linears(layer):
+    """(query, key, value, output) ``nn.Linear`` modules of an encoder layer, by module path.
+
+    Layouts: BERT ``attention.self.{query,key,value}`` + ``attention.output.dense``; ViT in
+    transformers ≤ 4 ``attention.attention.{query,key,value}`` + ``attention.output.dense``; ViT in
+    transformers 5 ``attention.{q,k,v,o}_proj``; LLaMA ``self_attn.{q,k,v,o}_proj``.  The MLP
+    output (``output.dense`` / ``mlp.fc2``) is never taken.
+    """
+    att = getattr(layer, "attention", None)
+    for inner in ("self", "attention"):
+        sa = getattr(att, inner, None) if att is not None else None
+        if sa is not None and hasattr(sa, "query"):
+            return sa.query, sa.key, sa.value, att.output.dense
+    for a in (att, getattr(layer, "self_attn", None)):
+        if a is not None and hasattr(a, "q_proj"):
+            return a.q_proj, a.k_proj, a.v_proj, a.o_proj
+    raise TypeError(f"no known attention layout in {type(layer).__name__}")
+
+
 def bert_layer_factors(layer, n_heads: int) -> dict[str, tuple]:
     """BERT/MiniLM ``BertLayer``: ``attention.self.{query,key,value}``, ``attention.output.dense``.
 
     (``layer.output.dense`` is the MLP output, not the attention output.)
     """
-    sa = layer.attention.self
-    return head_factors(sa.query.weight, sa.key.weight, sa.value.weight, layer.attention.output.dense.weight, n_heads)
+    q, k, v, o = _qkvo_linears(layer)
+    return head_factors(q.weight, k.weight, v.weight, o.weight, n_heads)
 
 
 def vit_layer_factors(layer, n_heads: int) -> dict[str, tuple]:
-    """ViT ``ViTLayer``: ``attention.attention.{query,key,value}``, ``attention.output.dense``."""
-    sa = layer.attention.attention
-    return head_factors(sa.query.weight, sa.key.weight, sa.value.weight, layer.attention.output.dense.weight, n_heads)
+    """ViT ``ViTLayer``: ``attention.attention.{query,key,value}`` + ``attention.output.dense``
+    (transformers ≤ 4) or ``attention.{q,k,v,o}_proj`` (transformers 5)."""
+    q, k, v, o = _qkvo_linears(layer)
+    return head_factors(q.weight, k.weight, v.weight, o.weight, n_heads)
 
 
 def llama_layer_factors(layer, n_heads: int, n_kv_heads: int | None = None) -> dict[str, tuple]:
@@ -197,15 +217,16 @@ def model_factors(model) -> list[dict[str, tuple]]:
     """
     if hasattr(model, "attention_factors"):
         return [{k: tuple(_f64(x) for x in v) for k, v in layer.items()} for layer in model.attention_factors()]
-    cfg = model.config
+    cfg = getattr(model, "config", None)
     mtype = getattr(cfg, "model_type", "")
     if mtype == "gpt2":
         base = getattr(model, "transformer", model)
         return [gpt2_layer_factors(block.attn, cfg.n_head) for block in base.h]
     if mtype in ("bert", "vit"):
         base = getattr(model, mtype, model)
+        layers = base.encoder.layer if hasattr(base, "encoder") else base.layers
         fn = bert_layer_factors if mtype == "bert" else vit_layer_factors
-        return [fn(layer, cfg.num_attention_heads) for layer in base.encoder.layer]
+        return [fn(layer, cfg.num_attention_heads) for layer in layers]
     if mtype == "llama":
         base = getattr(model, "model", model)
         return [llama_layer_factors(layer, cfg.num_attention_heads, cfg.num_key_value_heads) for layer in base.layers]
