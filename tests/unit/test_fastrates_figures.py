@@ -3,6 +3,7 @@ can fail."""
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT
@@ -71,3 +72,13 @@ def test_checks_fail_when_methods_are_swapped(computed):
     assert not claims["ngd_beats_gd_eta1"].passed
     tab_claims = {c.id: c for c in check("table1", (swapped, meta))}
     assert not tab_claims["align_slope_ngd"].passed
+
+
+def test_table1_files(computed, tmp_path):
+    df, _ = computed["fig2"]
+    tab = fx.write_rate_table(df, tmp_path / "t.csv", tmp_path / "t.md")
+    back = pd.read_csv(tmp_path / "t.csv")
+    assert list(back.method) == ["gd", "ngd", "polyak"]
+    assert back.norm_rate[1] == pytest.approx(tab.norm_rate[1], rel=1e-5)
+    md = (tmp_path / "t.md").read_text()
+    assert md.count("\n| ") == 4 and "proposal" in md  # header + GD, NGD, PS

@@ -26,6 +26,25 @@ register_compute("fastrates", "fig9", ["fig9"], "fastrates.compute_fig9", _FR_CO
 register_compute("fastrates", "fig10", ["fig10"], "fastrates.compute_fig10", _FR_CODE)
 
 
+# Table 1 (proposal) is also written as CSV + Markdown next to its rendered figure.
+rule fastrates_table1_files:
+    input:
+        data=data_files("fastrates", "fig2"),
+        code="src/attnbias/experiments/fastrates.py",
+    output:
+        csv="results/figures/fastrates/table1.csv",
+        md="results/figures/fastrates/table1.md",
+    log:
+        "results/logs/fastrates_table1_files.log",
+    localrule: True
+    run:
+        from attnbias.io import load_data
+        from attnbias.experiments.fastrates import write_rate_table
+
+        write_rate_table(load_data(input.data[0])[0], output.csv, output.md)
+
+
 rule fastrates:
     input:
         paper_targets("fastrates"),
+        rules.fastrates_table1_files.output,

@@ -325,3 +325,23 @@ def rate_table(df: pd.DataFrame) -> pd.DataFrame:
             row[f"{k}_sd"] = float(ps[k].std(ddof=0))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def write_rate_table(df: pd.DataFrame, csv_path, md_path) -> pd.DataFrame:
+    """Write Table 1 (proposal) as CSV and as a Markdown table (mean ± sd over seeds)."""
+    tab = rate_table(df)
+    tab.to_csv(csv_path, index=False, float_format="%.6g")
+    head = "| method | step | " + " | ".join(RATE_COLUMNS) + " |"
+    lines = [
+        "Table 1 (proposal): rates fitted on the Fig 2 runs, mean ± sd over seeds.",
+        "",
+        head,
+        "|" + "---|" * (len(RATE_COLUMNS) + 2),
+    ]
+    for _, r in tab.iterrows():
+        cells = [f"{r[k]:.4g} ± {r[k + '_sd']:.2g}" for k in RATE_COLUMNS]
+        lines.append(f"| {LABELS[r.method]} | {r.lr:g} | " + " | ".join(cells) + " |")
+    lines += ["", "Columns:"] + [f"- `{k}`: {v}" for k, v in RATE_COLUMNS.items()]
+    with open(md_path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return tab
