@@ -1,0 +1,210 @@
+"""Figures of Kobayashi, Akram, von Oswald 2024, drawn from the plot-ready data of experiments.lowrank.
+
+Convention in every label: weight decay (λ/2)(‖A‖² + ‖B‖²) ≡ λ‖ABᵀ‖_*.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.lines import Line2D
+
+from ..experiments.lowrank import mean_trace, recall_summary
+from ..io import arr
+from .style import new_figure
+
+
+def _lam_colors(lams):
+    cmap = colormaps["viridis"]
+    lams = sorted(lams)
+    n = max(len(lams) - 1, 1)
+    return {lam: cmap(0.9 * i / n) for i, lam in enumerate(lams)}
+
+
+def _spec(row, n):
+    return row[[f"s{i + 1}" for i in range(n)]].to_numpy(dtype=float)
+
+
+def _fig1(df, meta):
+    lams = sorted(df.lam.unique())
+    col = _lam_colors(lams)
+    d = arr(meta["d"])
+    n = len(d)
+    lr = float(meta["lr"])
+    fig, axes = new_figure(11.0, 3.0, ncols=4)
+    floor = 1e-14  # below this the gap is round-off (it can even be slightly negative)
+    for lam in lams:
+        g = df[df.lam == lam].sort_values("t")
+        axes[0].semilogy(g.t, g.gap.where(g.gap > floor), color=col[lam], label=f"λ={lam:g}")
+        axes[1].semilogy(g.t, g.imbalance.where(g.imbalance > 0), color=col[lam], label=f"λ={lam:g}")
+        if lam > 0:  # the predicted rate e^{−2ηλt} through the initial imbalance
+            t = g.t.to_numpy()
+            axes[1].semilogy(t, g.imbalance.iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam], ls=":", lw=0.8)
+    axes[0].set(xlabel="step t", ylabel="½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$", ylim=(1e-14, 10), title="(1) gap (Frobenius bound − nuclear)")
+    axes[1].set(xlabel="step t", ylabel="‖AᵀA − BᵀB‖$_F$", ylim=(1e-16, 30), title="(2) imbalance; dotted $e^{-2\\eta\\lambda t}$")
+    axes[0].legend(loc="lower left", ncol=2)
+    # (3) final singular values against λ with the soft-threshold prediction
+    T = int(df.t.max())
+    last = df[df.t == T].sort_values("lam")
+    grid = np.linspace(0, max(lams), 200)
+    cmap = colormaps["tab10"]
+    for i in range(n):
+        axes[2].plot(grid, np.maximum(d[i] - grid / 2, 0), color=cmap(i), lw=0.8, ls="--")
+    S = np.sort(np.stack([_spec(r, n) for _, r in last.iterrows()]), axis=1)  # ascending ↔ d ascending
+    for i in range(n):
+        axes[2].plot(last.lam, S[:, i], "o", color=cmap(i), ms=4, label=f"d={d[i]:g}")
+    axes[2].plot([], [], "k--", lw=0.8, label="max($d_i$ − λ/2, 0)")
+    axes[2].set(xlabel="λ", ylabel="singular values of ABᵀ", title=f"(3) $s_i$ at t = {T} vs λ")
+    axes[2].legend(loc="upper right", ncol=1)
+    # (4) trajectories at λ = 0.4 (or the grid value closest to it)
+    lam4 = min(lams, key=lambda x: abs(x - 0.4))
+    g = df[df.lam == lam4].sort_values("t")
+    S4 = np.stack([_spec(r, n) for _, r in g.iterrows()])
+    for i in range(n):
+        axes[3].plot(g.t, S4[:, i], color=cmap(n - 1 - i))
+        target = max(d[::-1][i] - lam4 / 2, 0)
+        axes[3].axhline(target, color=cmap(n - 1 - i), ls=":", lw=0.8)
+    axes[3].set_xscale("symlog", linthresh=1.0)
+    axes[3].set(xlabel="step t (symlog)", ylabel="singular values of ABᵀ", xlim=(0, T), title=f"(4) trajectories, λ = {lam4:g} (dotted: prediction)")
+    fig.suptitle(f"Fig 1: ‖ABᵀ − D‖² + (λ/2)(‖A‖² + ‖B‖²), A, B ∈ ℝ$^{{{n}×{n}}}$, plain GD (η = {lr:g}, float64)", fontsize=9)
+    return fig
+
+
+OPT_STYLE = {"adam_l2": dict(ls="-", label="Adam + L2"), "adamw": dict(ls="--", label="AdamW (decoupled)")}
+
+
+def _figA(df, meta):
+    x = arr(meta["x"])
+    lams = sorted(df.lam.unique())
+    col = _lam_colors(lams)
+    fig, axes = new_figure(7.2, 3.4, ncols=2)
+    for ax, par in zip(axes, ("direct", "factorised"), strict=True):
+        grid = np.linspace(-0.1, 1.1, 10)
+        ax.plot(grid, (1 - x[0] * grid) / x[1], color="0.6", lw=2, alpha=0.5, label="xᵀw = 1")
+        d = df[df.parameterisation == par]
+        for (opt, lam, _init), g in d.groupby(["optimizer", "lam", "init"]):
+            g = g.sort_values("t")
+            ax.plot(g.w1, g.w2, color=col[lam], ls=OPT_STYLE[opt]["ls"], lw=1.0)
+            ax.plot(g.w1.iloc[-1], g.w2.iloc[-1], "o" if opt == "adam_l2" else "s", color=col[lam], ms=4, mfc="none" if opt == "adamw" else col[lam])
+        for a1, a2 in arr(meta["inits"]):
+            ax.plot(a1 * a1, a2 * a2, "k^", ms=4)  # w₀ = a₀ ⊙ a₀ in both parameterisations
+        for lam in lams:
+            if par == "direct":
+                p = 2 * x / (2 * x @ x + lam)
+            else:
+                p = np.array([0.0, 0.5 - lam / 8])
+            ax.plot(*p, "x", color="tab:red", ms=7)
+        ax.set(xlim=(-0.05, 0.75), ylim=(-0.05, 0.6), xlabel="$w_1$", ylabel="$w_2$", aspect="equal")
+        ax.set_title("direct $w$" if par == "direct" else "factorised $w = a \\odot b$")
+    handles = [Line2D([], [], color=col[lam], label=f"λ={lam:g}") for lam in lams]
+    handles += [Line2D([], [], color="k", ls=s["ls"], label=s["label"]) for s in OPT_STYLE.values()]
+    handles += [Line2D([], [], color="tab:red", marker="x", ls="", label="Adam+L2 prediction"), Line2D([], [], color="k", marker="^", ls="", label="start")]
+    axes[1].legend(handles=handles, loc="upper right", fontsize=6)
+    fig.suptitle("App. Fig. A: (xᵀw − 1)², x = (1, 2); coupled L2 → ridge (direct) / ℓ1, sparse (factorised)", fontsize=9)
+    return fig
+
+
+def _figL(df, meta):
+    lams = arr(meta["lambdas"])
+    col = _lam_colors(lams.tolist())
+    n = int(meta["dim"])
+    sig = arr(meta["sigma"])
+    T = int(df.t.max())
+    last = df[df.t == T]
+    fig, axes = new_figure(10.0, 3.1, ncols=3)
+    idx = np.arange(1, n + 1)
+    for ax, model, pred_key, title in (
+        (axes[0], "factorised", "prediction_factorised", "2-layer linear net W₂W₁: max(σ_i − λ/2, 0)"),
+        (axes[1], "single", "prediction_single", "single matrix W: σ_i / (1 + λ/2)"),
+    ):
+        pred = arr(meta[pred_key])
+        for j, lam in enumerate(lams):
+            r = last[(last.model == model) & (last.lam == lam)].iloc[0]
+            ax.plot(idx, _spec(r, n), "o", color=col[lam], ms=3.5, label=f"λ={lam:g}")
+            ax.plot(idx, pred[j], "-", color=col[lam], lw=0.8)
+        ax.plot(idx, sig, "k:", lw=0.8, label="teacher σ")
+        ax.set(xlabel="index i", ylabel=f"singular value at t={T}", title=title)
+        ax.legend(loc="upper right", fontsize=6)
+    f = last[last.model == "factorised"].set_index("lam").loc[lams]
+    s = last[last.model == "single"].set_index("lam").loc[lams]
+    axes[2].plot(lams, f.rank_1e2, "o-", color="tab:blue", label="W₂W₁ rank@10⁻²")
+    axes[2].plot(lams, f.w1_rank_1e2, "s--", color="tab:cyan", mfc="none", label="W₁ rank@10⁻²")
+    axes[2].plot(lams, s.rank_1e2, "^-", color="tab:orange", label="single W rank@10⁻²")
+    axes[2].plot(lams, meta["expected_rank_factorised"], "kx", ms=7, label="#{σ_i > λ/2}")
+    axes[2].set(xlabel="λ", ylabel="numerical rank", title="rank vs λ", ylim=(0, n + 2))
+    axes[2].legend(loc="lower left", fontsize=6)
+    fig.suptitle(f"figL (proposal): full-rank teacher {n}×{n}, fresh batches, GD (η = {meta['lr']:g}); penalty (λ/2)‖·‖² per matrix", fontsize=9)
+    return fig
+
+
+NAMES = {"pv": "$P^hW_V^h$", "kq": "$W_K^{h\\top}W_Q^h$"}
+IMB = {"pv": "$\\|P^{h\\top}P^h - W_V^hW_V^{h\\top}\\|_F$", "kq": "$\\|W_K^hW_K^{h\\top} - W_Q^hW_Q^{h\\top}\\|_F$"}
+
+
+def _fig2(df, meta):
+    solved_acc = float(meta["solved_acc"])
+    lr = float(meta["lr"])
+    summ = recall_summary(df, solved_acc)
+    lams = sorted(df.lam.unique())
+    col = _lam_colors(lams)
+    fig, axes = new_figure(11.0, 6.2, ncols=3, nrows=2)
+    ax = axes[0, 0]
+    for product, c in (("pv", "tab:blue"), ("kq", "tab:orange")):
+        s = summ[summ["product"] == product].sort_values("lam")
+        ax.plot(s.lam, s.eff_rank, "o-", color=c, label=f"{NAMES[product]} eff. rank")
+        ax.plot(s.lam, s.rank_1e2, "s--", color=c, mfc="none", label=f"{NAMES[product]} rank@$10^{{-2}}$")
+        uns = s[~s.solved]
+        ax.plot(uns.lam, uns.eff_rank, "x", color="k", ms=8)
+    d_head = int(meta["model"]["d_head"])
+    ax.set(xlabel="λ (AdamW, attention matrices)", ylabel=f"rank, mean over heads (max {d_head})", ylim=(0, d_head + 1), title="(a) rank at the end vs λ")
+    ax.legend(loc="lower left", fontsize=6)
+    acc = summ[summ["product"] == "pv"].sort_values("lam")
+    tw = ax.twinx()
+    tw.plot(acc.lam, acc.accuracy, "d:", color="tab:green", ms=4)
+    tw.set_ylim(0, 1.05)
+    tw.set_ylabel("recall accuracy (green)", color="tab:green")
+    tw.grid(False)
+    for j, product in enumerate(("pv", "kq")):
+        ax = axes[0, 1 + j]
+        tr = mean_trace(df, product, "imbalance")
+        for lam in lams:
+            ax.semilogy(tr.index, tr[lam], color=col[lam], label=f"λ={lam:g}")
+            if lam > 0:
+                t = tr.index.to_numpy()
+                ax.semilogy(t, tr[lam].iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam], ls=":", lw=0.8)
+        ax.set(xlabel="step", ylabel="imbalance, mean over heads", title=f"({'bc'[j]}) {IMB[product]}; dotted $e^{{-2\\eta\\lambda t}}$")
+        ax.set_ylim(bottom=max(ax.get_ylim()[0], 1e-4))
+        ax.legend(loc="lower left", fontsize=6)
+    for j, product in enumerate(("pv", "kq")):
+        ax = axes[1, j]
+        tr = mean_trace(df, product, "gap")
+        for lam in lams:
+            ax.semilogy(tr.index, np.maximum(tr[lam], 1e-8), color=col[lam], label=f"λ={lam:g}")
+        ax.set(xlabel="step", ylabel="gap, mean over heads", title=f"({'de'[j]}) gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$ of {NAMES[product]}")
+    ax = axes[1, 2]
+    last = df[(df.step == df.step.max()) & (df["product"] == "pv")]
+    for lam in lams:
+        S = np.stack([_spec(r, d_head) for _, r in last[last.lam == lam].iterrows()])
+        S = S / S[:, :1]
+        ax.semilogy(np.arange(1, d_head + 1), np.median(S, axis=0), "o-", color=col[lam], ms=3, label=f"λ={lam:g}")
+    ax.axhline(1e-2, color="0.5", ls=":", lw=0.8)
+    ax.set(xlabel="index i", ylabel="$\\sigma_i/\\sigma_1$, median over heads", title=f"(f) final spectra of {NAMES['pv']}", ylim=(1e-5, 2))
+    ax.legend(loc="lower left", fontsize=6)
+    task, model = meta["task"], meta["model"]
+    fig.suptitle(f"Fig 2: associative recall ({task['n_pairs']} pairs, vocab {task['vocab']}), {model['n_layers']}-layer attention-only "
+                 f"transformer (d={model['d_model']}, H={model['n_heads']}), AdamW lr {lr:g}, {int(df.step.max())} steps, "
+                 f"{meta['preset']} preset; ✕ = not solved (accuracy < {solved_acc:g})", fontsize=8.5)  # fmt: skip
+    return fig
+
+
+def plot(figure: str, *data):
+    df, meta = data[0]
+    if figure == "fig1":
+        return _fig1(df, meta)
+    if figure == "figA":
+        return _figA(df, meta)
+    if figure == "figL":
+        return _figL(df, meta)
+    if figure == "fig2":
+        return _fig2(df, meta)
+    raise KeyError(f"no lowrank plot for {figure!r}")
