@@ -43,6 +43,8 @@ def _top(df, col) -> float:
 def _decade_ticks(ax, max_ticks: int = 7) -> None:
     """Log-axis ticks at round multiples of decades (10⁰, 10⁻⁵⁰, 10⁻¹⁰⁰, …) for huge ranges."""
     lo, hi = np.log10(ax.get_ylim())
+    if hi - lo <= 8:  # matplotlib's own decade ticks (with minor ticks) read better
+        return
     for step in (1, 2, 5, 10, 20, 25, 50, 100):
         ticks = np.arange(np.ceil(lo / step) * step, hi + 1e-9, step)
         if len(ticks) <= max_ticks:
