@@ -67,3 +67,30 @@ def test_record_at_and_observe():
 def test_bad_method_rejected():
     with pytest.raises(ValueError, match="unknown method"):
         run(quadratic_grad_fn, {"x": np.ones((1, 2))}, 1, method="adam")
+
+
+def test_polyak_uses_log_excess_below_float_range():
+    """L − L* = e^{-800} underflows as a float; its log still gives the exact Polyak step."""
+
+    def grad_fn(params):
+        x = params["x"]
+        return {
+            "loss": np.zeros(1),
+            "log_excess": np.array([-800.0]),
+            "grads": {"x": (np.ones((1, 1)), np.array([-800.0]))},  # ‖g‖ = e^{-800}
+        }
+
+    traj = run(grad_fn, {"x": np.zeros((1, 1))}, 1, method="polyak", lr=1.0)
+    # η = e^{-800} / e^{-1600} = e^{800}, step η‖g‖ = 1, though both factors are outside float64
+    np.testing.assert_allclose(traj["params"]["x"][-1], [[-1.0]])
+
+
+def test_update_leaving_the_floats_freezes_instead_of_nan():
+    def grad_fn(params):
+        x = params["x"]
+        return {"loss": np.zeros(2), "grads": {"x": (np.ones((2, 1)), np.array([0.0, 800.0]))}}
+
+    traj = run(grad_fn, {"x": np.zeros((2, 1))}, 3, method="gd", lr=1.0)
+    assert np.all(np.isfinite(traj["params"]["x"]))
+    assert traj["stopped_at"].tolist() == [-1, 0]
+    np.testing.assert_allclose(traj["params"]["x"][-1, 0], [-3.0])

@@ -37,6 +37,7 @@ for (_paper, _fig), _f in FIGURES.items():
             f"{_paper}_check_{_fig}"
         input:
             data=_f["data"],
+            code=[f"src/attnbias/claims/{_paper}.py", "src/attnbias/claims/core.py"],
         output:
             claims=claim_file(_paper, _fig),
         log:
@@ -57,6 +58,7 @@ for (_paper, _fig), _f in FIGURES.items():
             data=_f["data"],
             claims=claim_file(_paper, _fig),
             caption=f"workflow/report/{_paper}_{_fig}.rst",
+            code=[f"src/attnbias/plotting/{_paper}.py", "src/attnbias/plotting/style.py"],
         output:
             pdf=f"results/figures/{_paper}/{_fig}.pdf",
             png=report(

@@ -11,10 +11,12 @@ where the true gradient of block ``name`` is ``exp(log_scale) · G`` (see
 * ``gd``      θ ← θ − η g
 * ``ngd``     θ ← θ − η g / ‖g‖   (``normalize="joint"``: one norm over all blocks;
   ``"block"``: each block divided by its own norm)
-* ``polyak``  θ ← θ − η · min((L − L*) / ‖g‖², cap) · g   (L − L* from ``excess`` when given)
+* ``polyak``  θ ← θ − η · min((L − L*) / ‖g‖², cap) · g   (L − L* from ``log_excess`` or
+  ``excess`` when the grad_fn returns them, else ``loss − loss_star``)
 
-A batch element whose gradient is exactly zero (or not finite) is frozen: it keeps its last
-iterate for all later steps and ``stopped_at`` records when.  No NaN is ever produced.
+A batch element whose gradient is exactly zero (or not finite), or whose update would leave the
+finite numbers, is frozen: it keeps its last iterate for all later steps and ``stopped_at``
+records when.  No NaN is ever produced.
 """
 
 from __future__ import annotations
@@ -77,15 +79,17 @@ def step_sizes(out: dict, method: str, lr: float, normalize: str, loss_star, pol
             else:
                 raise ValueError(f"normalize must be 'joint' or 'block', got {normalize!r}")
     elif method == "polyak":
-        if "excess" in out:
-            excess = np.asarray(out["excess"], dtype=np.float64)
-        elif loss_star is not None:
-            excess = np.asarray(out["loss"]) - np.asarray(loss_star)
-        else:
-            raise ValueError("polyak needs loss_star or an 'excess' entry from grad_fn")
-        excess = np.maximum(excess, 0.0)
-        with np.errstate(divide="ignore", over="ignore", under="ignore"):
-            log_eta = np.log(excess) - 2 * m_safe - 2 * np.log(safe_total)
+        with np.errstate(divide="ignore"):
+            if "log_excess" in out:  # log(L − L*): no underflow even when L − L* < 1e-308
+                log_excess = np.asarray(out["log_excess"], dtype=np.float64)
+            elif "excess" in out:
+                log_excess = np.log(np.maximum(np.asarray(out["excess"], dtype=np.float64), 0.0))
+            elif loss_star is not None:
+                log_excess = np.log(np.maximum(np.asarray(out["loss"]) - np.asarray(loss_star), 0.0))
+            else:
+                raise ValueError("polyak needs loss_star or an 'excess'/'log_excess' entry from grad_fn")
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            log_eta = log_excess - 2 * m_safe - 2 * np.log(safe_total)
             if polyak_cap is not None:
                 log_eta = np.minimum(log_eta, np.log(polyak_cap))
             coef = np.where(ok, np.exp(log_eta + m_safe), 0.0)  # η · exp(m)
@@ -143,6 +147,9 @@ def run(
         if t == steps:
             break
         delta, ok = step_sizes(out, method, lr, normalize, loss_star, polyak_cap)
+        for k in params:  # an update that would leave the finite numbers freezes the element
+            new = params[k] + delta[k]
+            ok &= np.all(np.isfinite(new), axis=tuple(range(ok.ndim, new.ndim)))
         newly = (~ok) & (stopped < 0)
         stopped = np.where(newly, t, stopped)
         frozen = stopped >= 0
