@@ -1,0 +1,78 @@
+"""Benchmark the lowrank computations (issue [4/8] targets), one thread.
+
+    python benchmarks/bench_lowrank.py                 # fig1, figA, figL and every fig2 run of the quick preset
+    python benchmarks/bench_lowrank.py --fig2-lambdas 0 3   # only these fig2 runs
+    python benchmarks/bench_lowrank.py --ci            # the CI sizes (tests/config/ci_lowrank.yaml)
+
+Targets: each toy (fig1, figA, figL) ≤ 10 s; the whole quick Fig 2 (every λ and seed) ≤ 300 s on one
+core.  Threads are pinned to one before numpy and torch are imported.  Prints a table of wall times.
+"""
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import argparse  # noqa: E402
+import copy  # noqa: E402
+import time  # noqa: E402
+
+import yaml  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOY_TARGET_S, FIG2_TARGET_S = 10.0, 300.0
+
+
+def _merge(base, over):
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            _merge(base[k], v)
+        else:
+            base[k] = v
+    return base
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ci", action="store_true", help="use the CI sizes of tests/config/ci_lowrank.yaml")
+    ap.add_argument("--fig2-lambdas", nargs="*", type=float, default=None, help="subset of the fig2 λ grid (default: all)")
+    args = ap.parse_args()
+
+    import torch
+
+    torch.set_num_threads(1)
+    from snakemake.utils import validate
+
+    from attnbias.experiments import lowrank as lr
+
+    cfg = yaml.safe_load(open(os.path.join(ROOT, "config.yaml")))["lowrank"]
+    if args.ci:
+        _merge(cfg, yaml.safe_load(open(os.path.join(ROOT, "tests", "config", "ci_lowrank.yaml")))["lowrank"])
+    validate(cfg, os.path.join(ROOT, "workflow", "schemas", "lowrank.schema.yaml"))  # fills the defaults
+    rows = []
+    for fig in ("fig1", "figA", "figL"):
+        t0 = time.perf_counter()
+        getattr(lr, f"compute_{fig}")(**cfg[fig])
+        rows.append((fig, time.perf_counter() - t0, TOY_TARGET_S))
+    f2 = copy.deepcopy(cfg["fig2"]["quick"])
+    lams = f2.pop("lambdas") if args.fig2_lambdas is None else args.fig2_lambdas
+    seeds = f2.pop("seeds")
+    f2.pop("lambdas", None)
+    total = 0.0
+    for lam in lams:
+        for seed in seeds:
+            t0 = time.perf_counter()
+            _, meta = lr.train_recall(lam=lam, seed=seed, accelerator="cpu", **f2)
+            dt = time.perf_counter() - t0
+            total += dt
+            rows.append((f"fig2 run λ={lam:g} seed={seed} (acc {meta['accuracy']:.3f})", dt, None))
+    rows.append((f"fig2 total ({len(lams)} λ × {len(seeds)} seeds, {f2['steps']} steps)", total, FIG2_TARGET_S))
+    print(f"{'computation':<52}{'wall [s]':>10}   target")
+    for name, dt, target in rows:
+        verdict = "" if target is None else f"<= {target:g} s  {'OK' if dt <= target else 'OVER'}"
+        print(f"{name:<52}{dt:>10.2f}   {verdict}")
+    print(f"(1 thread; preset {'CI' if args.ci else 'quick'}; load average {os.getloadavg()[0]:.2f})")
+
+
+if __name__ == "__main__":
+    main()

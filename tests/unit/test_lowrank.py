@@ -1,0 +1,175 @@
+"""lowrank toys (Fig 1, App. Fig. A, figL): exact numbers from the spec, and claims that can fail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+import yaml
+
+from attnbias.claims.core import _jsonable
+from attnbias.claims.lowrank import check
+from attnbias.experiments import lowrank as lr
+
+ROOT = Path(__file__).resolve().parents[2]
+FIG1 = dict(lr=0.05, steps=1000, init_std=0.5, seed=0, lambdas=[0, 0.1, 0.2, 0.4, 0.8, 1.2], d=[0.2, 0.4, 0.6, 0.8, 1.0])
+FIGA = dict(lr=0.01, betas=[0.9, 0.999], eps=1e-8, steps=5000, lambdas=[0.01, 0.1, 0.3], inits=[[0.5, 0.5], [0.3, 0.6], [0.6, 0.3]], x=[1.0, 2.0], record_every=10)
+FIGL = dict(dim=20, hidden=32, sigma_step=0.05, noise=0.01, batch=256, lr=0.05, steps=5000, init_std=0.1,
+            lambdas=[0, 0.15, 0.45, 0.95], teacher_seed=0, noise_seed=1, record_every=50)  # fmt: skip
+
+
+def _roundtrip(meta):
+    """Meta as the claim rule sees it (through the JSON sidecar)."""
+    return json.loads(json.dumps(_jsonable(meta)))
+
+
+def _passed(claims):
+    return {c.id: c.passed for c in claims}
+
+
+@pytest.fixture(scope="module")
+def fig1():
+    df, meta = lr.compute_fig1(**FIG1)
+    return df, _roundtrip(meta)
+
+
+@pytest.fixture(scope="module")
+def figL():
+    df, meta = lr.compute_figL(**FIGL)
+    return df, _roundtrip(meta)
+
+
+def test_one_gd_step_reproduces_the_discrete_imbalance_identity():
+    """A′ᵀA′ − B′ᵀB′ = (1 − ηλ)²(AᵀA − BᵀB) + η²(BᵀGᵀGB − AᵀGGᵀA)  (spec §1.2)."""
+    rng = np.random.default_rng(5)
+    D = np.diag([0.2, 0.4, 0.6, 0.8, 1.0])
+    lams = np.array([0.0, 0.3, 1.2])
+    A = np.repeat(0.5 * rng.standard_normal((1, 5, 5)), 3, 0)
+    B = np.repeat(0.5 * rng.standard_normal((1, 5, 5)), 3, 0)
+    eta = 0.05
+    out = lr.fig1_grad_fn(D, lams)({"A": A, "B": B})
+    G = out["G"]
+    A1 = A - eta * out["grads"]["A"][0]
+    B1 = B - eta * out["grads"]["B"][0]
+    T = lambda X: np.swapaxes(X, -1, -2)  # noqa: E731
+    lhs = T(A1) @ A1 - T(B1) @ B1
+    c = (1 - eta * lams)[:, None, None] ** 2
+    rhs = c * (T(A) @ A - T(B) @ B) + eta**2 * (T(B) @ T(G) @ G @ B - T(A) @ G @ T(G) @ A)
+    np.testing.assert_allclose(lhs, rhs, rtol=0, atol=1e-12)
+
+
+def test_fig1_gradient_matches_finite_differences():
+    rng = np.random.default_rng(6)
+    D = np.diag([0.2, 0.4, 0.6, 0.8, 1.0])
+    A, B = rng.standard_normal((1, 5, 5)), rng.standard_normal((1, 5, 5))
+    f = lr.fig1_grad_fn(D, [0.7])
+    g = f({"A": A, "B": B})["grads"]["A"][0]
+    E = np.zeros_like(A)
+    E[0, 2, 3] = 1e-6
+    fd = (f({"A": A + E, "B": B})["loss"] - f({"A": A - E, "B": B})["loss"]) / 2e-6
+    assert fd[0] == pytest.approx(g[0, 2, 3], rel=1e-6)
+
+
+def test_fig1_soft_threshold_and_rates(fig1):
+    df, meta = fig1
+    last = df[df.t == 1000].set_index("lam")
+    s = last.loc[0.2, [f"s{i}" for i in range(1, 6)]].to_numpy(float)
+    np.testing.assert_allclose(s, [0.9, 0.7, 0.5, 0.3, 0.1], atol=1e-6)
+    s = last.loc[1.2, [f"s{i}" for i in range(1, 6)]].to_numpy(float)
+    np.testing.assert_allclose(s[[0, 1, 3, 4]], [0.4, 0.2, 0.0, 0.0], atol=1e-6)
+    assert 1e-3 < s[2] < 1e-2  # d = 0.6 = λ/2: only polynomial decay (excluded from the check)
+    g = df[df.lam == 0.4].sort_values("t")
+    slope = lr.log_slope(g.t, g.imbalance, 50, 300, floor=1e-6)
+    assert slope / (2 * 0.05 * 0.4) == pytest.approx(1.0205, abs=1e-3)  # the (1 − ηλ)² factor
+    assert last.loc[0.0, "gap"] > 1.5  # no decay without weight decay
+    claims = check("fig1", (df, meta))
+    assert all(c.passed for c in claims), [c for c in claims if not c.passed]
+    assert {c.id for c in claims} == {"imbalance_slope", "gap_t1000", "soft_threshold_t1000", "lam0_imbalance_constant", "lam0_gap_constant"}
+
+
+def test_fig1_claims_can_fail(fig1):
+    df, meta = fig1
+    bad = df.copy()
+    bad.loc[(bad.t == 1000) & (bad.lam == 0.2), "s1"] += 0.01
+    bad.loc[(bad.t == 1000) & (bad.lam == 0.8), "gap"] = 1e-3
+    res = _passed(check("fig1", (bad, meta)))
+    assert res["soft_threshold_t1000"] is False and res["gap_t1000"] is False
+    meta2 = dict(meta, lr=0.04)  # a wrong η changes the predicted rate by 25%
+    assert _passed(check("fig1", (df, meta2)))["imbalance_slope"] is False
+
+
+def test_figA_fixed_points():
+    df, meta = lr.compute_figA(**FIGA)
+    meta = _roundtrip(meta)
+    last = df[df.t == FIGA["steps"]]
+    d = last[(last.parameterisation == "direct") & (last.optimizer == "adam_l2") & (last.lam == 0.3)]
+    np.testing.assert_allclose(d[["w1", "w2"]].to_numpy(), np.tile([2 / 10.3, 4 / 10.3], (3, 1)), atol=1e-6)
+    f = last[(last.parameterisation == "factorised") & (last.optimizer == "adam_l2") & (last.lam == 0.1)]
+    np.testing.assert_allclose(f.w2, 0.5 - 0.1 / 8, atol=1e-5)
+    assert np.all(np.abs(f.w1) < 1e-8)
+    w = last[(last.parameterisation == "direct") & (last.optimizer == "adamw") & (last.lam == 0.3)]
+    np.testing.assert_allclose(w[["w1", "w2"]].to_numpy(), 1 / 3, atol=2e-3)  # min-ℓ∞ point
+    claims = check("figA", (df, meta))
+    assert all(c.passed for c in claims), [c for c in claims if not c.passed]
+    bad = df.copy()
+    bad.loc[(bad.t == FIGA["steps"]) & (bad.parameterisation == "factorised") & (bad.optimizer == "adam_l2"), "w1"] = 0.01
+    assert _passed(check("figA", (bad, meta)))["adam_l2_factorised_sparse"] is False
+
+
+def test_adam_matches_torch():
+    import torch
+
+    x = np.array([1.0, 2.0])
+    theta0 = np.array([[0.3, 0.6, 0.3, 0.6]])
+    for decoupled, cls in ((False, torch.optim.Adam), (True, torch.optim.AdamW)):
+        _, th = lr.adam_run(lr.figA_grad(x, "factorised"), theta0, 50, 0.01, (0.9, 0.999), 1e-8, np.array([0.3]), decoupled)
+        p = torch.tensor(theta0[0], dtype=torch.float64, requires_grad=True)
+        opt = cls([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.3)
+        xt = torch.tensor(x, dtype=torch.float64)
+        for _ in range(50):
+            opt.zero_grad()
+            ((p[:2] * p[2:]) @ xt - 1).pow(2).backward()
+            opt.step()
+        np.testing.assert_allclose(th[-1, 0], p.detach().numpy(), atol=1e-12)
+
+
+def test_figL_ranks_and_soft_threshold(figL):
+    df, meta = figL
+    np.testing.assert_array_equal(meta["expected_rank_factorised"], [20, 19, 16, 11])
+    last = df[df.t == FIGL["steps"]]
+    fac = last[last.model == "factorised"].sort_values("lam")
+    np.testing.assert_array_equal(fac.rank_1e2, [20, 19, 16, 11])
+    np.testing.assert_array_equal(fac.w1_rank_1e2, [20, 19, 16, 11])
+    np.testing.assert_array_equal(last[last.model == "single"].rank_1e2, [20] * 4)
+    claims = check("figL", (df, meta))
+    assert all(c.passed for c in claims), [c for c in claims if not c.passed]
+    bad = df.copy()
+    bad.loc[(bad.t == FIGL["steps"]) & (bad.model == "single") & (bad.lam == 0.95), "rank_1e2"] = 17
+    assert _passed(check("figL", (bad, meta)))["single_rank_full"] is False
+
+
+def test_schema_config_and_ci_config_are_valid():
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "lowrank.schema.yaml").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert "$ref" not in json.dumps(schema)
+
+    def walk(node, path="lowrank"):
+        if isinstance(node, dict) and "properties" in node:
+            assert node.get("additionalProperties") is False, path
+            for k, v in node["properties"].items():
+                assert "description" in v and "default" in v, f"{path}.{k}"
+                walk(v, f"{path}.{k}")
+
+    walk(schema)
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())["lowrank"]
+    jsonschema.validate(cfg, schema)
+    ci = yaml.safe_load((ROOT / "tests" / "config" / "ci_lowrank.yaml").read_text())["lowrank"]
+    jsonschema.validate(ci, schema)
+    # config.yaml states the schema defaults for the toys (one setting each)
+    for fig, settings in (("fig1", FIG1), ("figA", FIGA), ("figL", FIGL)):
+        assert cfg[fig] == settings, fig
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"fig2": {"quick": {"stepz": 3}}}, schema)
