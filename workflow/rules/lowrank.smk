@@ -7,7 +7,9 @@
 _LR_TOY_CODE = ["experiments/lowrank.py", "metrics/rank.py", "optim/fullbatch.py"]
 
 register_compute("lowrank", "fig1", ["fig1"], "lowrank.compute_fig1", _LR_TOY_CODE)
-register_compute("lowrank", "figA", ["figA"], "lowrank.compute_figA", ["experiments/lowrank.py"])
+register_compute(
+    "lowrank", "figA", ["figA"], "lowrank.compute_figA", ["experiments/lowrank.py"]
+)
 register_compute("lowrank", "figL", ["figL"], "lowrank.compute_figL", _LR_TOY_CODE)
 
 # --- Fig 2: associative recall, one job per (lambda, seed) -------------------------------------
@@ -24,16 +26,6 @@ _LR_FIG2_PARTS = [
 ]
 
 
-def _lr_fig2_settings(wildcards, output):
-    return dict(
-        _LR_FIG2_RUN,
-        lam=float(wildcards.lam),
-        seed=int(wildcards.seed),
-        accelerator=config["accelerator"],
-        weights_path=output.weights,
-    )
-
-
 rule lowrank_fig2_train:
     input:
         code=[
@@ -48,14 +40,14 @@ rule lowrank_fig2_train:
     output:
         csv=f"{_LR_FIG2_RUNS}.csv",
         meta=f"{_LR_FIG2_RUNS}.json",
-        weights="results/models/lowrank/fig2/lam{lam}_seed{seed}.pt",
-    wildcard_constraints:
-        lam=r"[0-9.e+-]+",
-        seed=r"\d+",
+        weights="results/models/lowrank/fig2/lam{lam}_seed{seed}.pt",  # fig4 proxies reuse them
     log:
         "results/logs/lowrank_fig2_train/lam{lam}_seed{seed}.log",
     benchmark:
         "results/benchmarks/lowrank_fig2_train/lam{lam}_seed{seed}.tsv"
+    wildcard_constraints:
+        lam=r"[0-9.e+-]+",
+        seed=r"\d+",
     conda:
         "../../environment.yml"
     threads: 1
@@ -65,7 +57,15 @@ rule lowrank_fig2_train:
         gpu=1 if _LR_FIG2_GPU else 0,
     params:
         func="lowrank.train_recall",
-        settings=_lr_fig2_settings,
+        # a function of the wildcards only: Snakemake's params trigger ignores params derived
+        # from input/output, so the weights path is spelled out rather than taken from output
+        settings=lambda wildcards: dict(
+            _LR_FIG2_RUN,
+            lam=float(wildcards.lam),
+            seed=int(wildcards.seed),
+            accelerator=config["accelerator"],
+            weights_path=f"results/models/lowrank/fig2/lam{wildcards.lam}_seed{wildcards.seed}.pt",
+        ),
         preset=_LR_FIG2_PRESET,
     script:
         "../../scripts/compute.py"

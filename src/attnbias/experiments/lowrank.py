@@ -447,7 +447,7 @@ def train_recall(lam: float, seed: int, n_pairs: int, n_keys: int, n_values: int
             for r in _head_rows(model, step, step in spectra):
                 r["train_loss"] = float(loss.detach())
                 rows.append(r)
-            log.info("λ=%g seed=%d step %d loss %.4f (%.1f s)", lam, seed, step, float(loss), time.perf_counter() - t0)
+            log.info("λ=%g seed=%d step %d loss %.4f (%.1f s)", lam, seed, step, float(loss.detach()), time.perf_counter() - t0)
         if step == steps:
             break
         opt.zero_grad(set_to_none=True)
@@ -511,9 +511,14 @@ def gather_fig2(parts: list[str], lr: float, steps: int, solved_acc: float, pres
     return df.reset_index(drop=True), meta
 
 
+def final_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows logged at the last step of each (λ, seed) run."""
+    return df[df.step == df.groupby(["lam", "seed"]).step.transform("max")]
+
+
 def recall_summary(df: pd.DataFrame, solved_acc: float) -> pd.DataFrame:
     """Per (λ, product): final mean metrics over heads, layers and seeds, plus accuracy and solved."""
-    last = df[df.step == df.step.max()]
+    last = final_rows(df)
     g = last.groupby(["lam", "product"])
     out = g[["eff_rank", "rank_1e2", "rank_1e3", "gap", "imbalance", "ratio", "accuracy"]].mean().reset_index()
     out["solved"] = out.accuracy >= solved_acc

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.lines import Line2D
 
-from ..experiments.lowrank import mean_trace, recall_summary
+from ..experiments.lowrank import final_rows, mean_trace, recall_summary
 from ..io import arr
 from .style import new_figure
 
@@ -182,7 +182,8 @@ def _fig2(df, meta):
             ax.semilogy(tr.index, np.maximum(tr[lam], 1e-8), color=col[lam], label=f"λ={lam:g}")
         ax.set(xlabel="step", ylabel="gap, mean over heads", title=f"({'de'[j]}) gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$ of {NAMES[product]}")
     ax = axes[1, 2]
-    last = df[(df.step == df.step.max()) & (df["product"] == "pv")]
+    last = final_rows(df)
+    last = last[last["product"] == "pv"]
     for lam in lams:
         S = np.stack([_spec(r, d_head) for _, r in last[last.lam == lam].iterrows()])
         S = S / S[:, :1]
