@@ -1,0 +1,197 @@
+"""One training loop for classification and language modelling.
+
+``fit`` trains ``model`` on tensors kept on the device, with
+
+* the device chosen automatically (CUDA when present, else CPU) or forced;
+* bf16 autocast on GPU (metrics stay float32), PyTorch SDPA attention inside the model,
+  optional ``torch.compile``;
+* a seeded CPU ``torch.Generator`` for shuffling and augmentation, so a run is deterministic on
+  CPU and its state can be checkpointed;
+* per-epoch metrics (``on_epoch_end``) appended to a JSONL log and shown with tqdm;
+* periodic **atomic checkpoints** (model, optimiser, generator, history) to a path the workflow does
+  not declare as an output: a killed job rerun resumes where it stopped and ends with the same
+  final metrics as an uninterrupted run (Snakemake deletes declared outputs before a job, which is
+  why the checkpoint must live elsewhere).
+
+The task is given by ``loss_fn(model, batch) -> (loss, {name: float})`` over a dict of equally long
+tensors, so the same loop serves images (``{"x", "y"}``) and token windows (``{"ids"}``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+
+from .augment import random_crop_flip
+
+log = logging.getLogger("attnbias.train")
+
+
+@dataclass
+class TrainConfig:
+    """Settings of one training run (every field is part of the checkpoint fingerprint)."""
+
+    epochs: int
+    batch_size: int
+    lr: float
+    optimizer: str = "adam"  # adam | adamw | sgd | or a name registered in OPTIMIZERS
+    momentum: float = 0.0
+    weight_decay: float = 0.0
+    seed: int = 0
+    steps_per_epoch: int | None = None  # None: one pass over the data
+    augment_pad: int = 0  # random-crop padding for images (0 = off)
+    augment_flip: bool = False
+    bf16: bool = True  # autocast on CUDA only
+    compile: bool = False
+    ckpt_every: int = 1  # epochs between checkpoints
+    extra: dict = field(default_factory=dict)  # optimiser-specific settings, e.g. SPS cap
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def resolve_device(accelerator: str = "auto") -> torch.device:
+    """"auto": CUDA when available, else CPU; "cuda" fails clearly without a GPU."""
+    if accelerator == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("accelerator=cuda requested but no CUDA device is available (use auto or cpu)")
+    if accelerator in ("auto", "cuda") and torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+# Optimiser factories: name -> f(param_groups, cfg).  Other modules may register more.
+OPTIMIZERS: dict[str, Callable] = {
+    "adam": lambda params, c: torch.optim.Adam(params, lr=c.lr, weight_decay=c.weight_decay),
+    "adamw": lambda params, c: torch.optim.AdamW(params, lr=c.lr, weight_decay=c.weight_decay),
+    "sgd": lambda params, c: torch.optim.SGD(params, lr=c.lr, momentum=c.momentum, weight_decay=c.weight_decay),
+}
+
+
+def make_optimizer(params, cfg: TrainConfig) -> torch.optim.Optimizer:
+    if cfg.optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {cfg.optimizer!r}; known: {sorted(OPTIMIZERS)}")
+    return OPTIMIZERS[cfg.optimizer](params, cfg)
+
+
+def _atomic_save(obj, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(obj, tmp)
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _write_log(path: Path | None, history: list[dict]) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in history))
+    os.replace(tmp, path)
+
+
+def fit(
+    model: torch.nn.Module,
+    data: dict[str, torch.Tensor],
+    loss_fn: Callable,
+    cfg: TrainConfig,
+    device: torch.device,
+    checkpoint: str | os.PathLike | None = None,
+    metrics_log: str | os.PathLike | None = None,
+    on_epoch_end: Callable[[torch.nn.Module, int], dict] | None = None,
+    param_groups=None,
+    image_key: str | None = "x",
+    progress: bool = True,
+) -> list[dict]:
+    """Train and return the per-epoch history (epoch 0 = before training, when ``on_epoch_end``).
+
+    ``data``: dict of tensors with a common first dimension; moved to ``device`` once (datasets
+    are kept on the GPU).  ``param_groups``: optional optimiser parameter groups (e.g. separate
+    weight decay for attention and MLP).  ``checkpoint``: resume file (undeclared in Snakemake).
+    """
+    torch.manual_seed(cfg.seed)
+    model.to(device)
+    data = {k: v.to(device) for k, v in data.items()}
+    n = len(next(iter(data.values())))
+    opt = make_optimizer(param_groups if param_groups is not None else model.parameters(), cfg)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    history: list[dict] = []
+    start = 1
+    ckpt = Path(checkpoint) if checkpoint else None
+    if ckpt is not None and ckpt.exists():
+        state = torch.load(ckpt, map_location=device, weights_only=False)
+        if state.get("fingerprint") == cfg.fingerprint():
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["optimizer"])
+            gen.set_state(state["generator"])
+            torch.set_rng_state(state["torch_rng"])
+            history = state["history"]
+            start = state["epoch"] + 1
+            log.info("resumed from %s at epoch %d", ckpt, state["epoch"])
+        else:
+            log.warning("ignoring checkpoint %s: it belongs to different settings", ckpt)
+    metrics_path = Path(metrics_log) if metrics_log else None
+    step_model = torch.compile(model) if cfg.compile else model
+    use_bf16 = cfg.bf16 and device.type == "cuda"
+    if start == 1 and on_epoch_end is not None:
+        model.eval()
+        history.append({"epoch": 0, **on_epoch_end(model, 0)})
+        _write_log(metrics_path, history)
+    steps = cfg.steps_per_epoch or max(1, n // cfg.batch_size)
+    bar = tqdm(range(start, cfg.epochs + 1), initial=start - 1, total=cfg.epochs, disable=not progress, desc="epochs")
+    for epoch in bar:
+        model.train()
+        t0 = time.perf_counter()
+        perm = torch.randperm(n, generator=gen).to(device)
+        sums: dict[str, float] = {}
+        for s in range(steps):
+            idx = perm[(s * cfg.batch_size) % n : (s * cfg.batch_size) % n + cfg.batch_size]
+            if len(idx) < cfg.batch_size:  # wrap around for steps_per_epoch > one pass
+                idx = torch.cat([idx, perm[: cfg.batch_size - len(idx)]])
+            batch = {k: v[idx] for k, v in data.items()}
+            if image_key in batch and (cfg.augment_pad or cfg.augment_flip):
+                batch[image_key] = random_crop_flip(batch[image_key], cfg.augment_pad, cfg.augment_flip, gen)
+            ctx = torch.autocast("cuda", dtype=torch.bfloat16) if use_bf16 else contextlib.nullcontext()
+            with ctx:
+                loss, stats = loss_fn(step_model, batch)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if getattr(opt, "needs_loss", False):
+                opt.step(loss=loss.detach())
+            else:
+                opt.step()
+            sums["train_loss"] = sums.get("train_loss", 0.0) + float(loss.detach())
+            for k, v in stats.items():
+                sums[k] = sums.get(k, 0.0) + float(v)
+        row = {"epoch": epoch, **{k: v / steps for k, v in sums.items()}, "epoch_seconds": time.perf_counter() - t0}
+        if on_epoch_end is not None:
+            model.eval()
+            row.update(on_epoch_end(model, epoch))
+        history.append(row)
+        _write_log(metrics_path, history)
+        bar.set_postfix(loss=f"{row['train_loss']:.4f}")
+        if ckpt is not None and (epoch % cfg.ckpt_every == 0 or epoch == cfg.epochs):
+            _atomic_save(
+                {
+                    "fingerprint": cfg.fingerprint(),
+                    "epoch": epoch,
+                    "model": model.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "generator": gen.get_state(),
+                    "torch_rng": torch.get_rng_state(),
+                    "history": history,
+                },
+                ckpt,
+            )
+    return history
