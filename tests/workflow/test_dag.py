@@ -54,9 +54,30 @@ def test_paper_scale_builds_offline():
     assert res.returncode == 0, res.stderr[-3000:]
 
 
-def test_precomputed_schedules_no_gpu_rule():
+def test_precomputed_quick_trains_on_cpu():
+    """Quick-preset GPU figures are CPU runs: precomputed changes nothing there."""
     res = snakemake_cmd("-n", "--cores", "1", "--nolock", "gpu_figures", "--forceall", "--config", "gpu_results=precomputed")
     assert res.returncode == 0, res.stderr[-3000:]
+    assert "maxmargin_train_vit" in res.stdout
+
+
+def test_precomputed_paper_without_committed_results_is_a_clear_error():
+    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "gpu_figures", "--config", "scale=paper", "gpu_results=precomputed")
+    assert res.returncode != 0
+    assert "no precomputed results are committed" in res.stdout + res.stderr
+
+
+def test_precomputed_paper_copies_committed_results(tmp_path):
+    from conftest import copy_workflow
+
+    d = copy_workflow(tmp_path / "wf")
+    pc = d / "workflow" / "precomputed" / "maxmargin" / "vit"
+    pc.mkdir(parents=True)
+    for f in ("fig6.csv", "fig6.json", "fig7.csv", "fig7.json"):
+        (pc / f).write_text("")
+    res = snakemake_cmd("-n", "--cores", "1", "results/data/maxmargin/fig7.csv", "--config", "scale=paper", "gpu_results=precomputed", cwd=d)
+    assert res.returncode == 0, res.stdout[-3000:]
+    assert "maxmargin_precomputed_vit" in res.stdout and "maxmargin_train_vit" not in res.stdout
 
 
 def test_ci_config_is_schema_valid():

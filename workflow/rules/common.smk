@@ -65,6 +65,27 @@ def register_figure(paper, fig, data, gpu=False):
     FIGURES[(paper, fig)] = dict(data=list(data), gpu=gpu)
 
 
+PRECOMPUTED = Path(workflow.basedir) / "workflow" / "precomputed"
+
+
+def use_precomputed(paper, group):
+    """True when the plot-ready files of a GPU computation should be copied from
+    workflow/precomputed/<paper>/<group>/ instead of trained (gpu_results=precomputed, paper preset).
+
+    In the quick preset the GPU figures already train on the CPU in minutes, so they are computed.
+    A paper-preset request for results nobody has committed is an error that says so.
+    """
+    if config["gpu_results"] != "precomputed" or SCALE != "paper":
+        return False
+    if not (PRECOMPUTED / paper / group).is_dir():
+        raise WorkflowError(
+            f"gpu_results=precomputed, but no precomputed results are committed for {paper}/{group} "
+            f"(expected {PRECOMPUTED / paper / group}/ with the plot-ready CSV/JSON and provenance.json). "
+            "Run with gpu_results=compute on a GPU, or use the quick preset (scale=quick)."
+        )
+    return True
+
+
 def figure_outputs(paper, fig):
     return [f"results/figures/{paper}/{fig}.pdf", f"results/figures/{paper}/{fig}.png"]
 

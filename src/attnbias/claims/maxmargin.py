@@ -181,6 +181,29 @@ def _fig9(figure, df, meta) -> list[Claim]:
     return out
 
 
+def _vit(figure, df, meta, preset) -> list[Claim]:
+    """Figs 6/7 (spec §3.6): paper thresholds in the paper preset, trend signs in the quick one."""
+    paper = preset == "paper"
+    if figure == "fig6":
+        first, last = df.epoch.min(), df.epoch.max()
+        peak = df.groupby(["epoch", "image"]).weight.max().groupby("epoch").mean()
+        return [
+            compare("maps_concentrate", f"mean peak attention weight of the drawn maps rises (epoch {last} − epoch {first})", float(peak[last] - peak[first]), ">", 0.0),
+        ]
+    ep, zeta, w = df.epoch.to_numpy(), df.zeta.to_numpy(), df.wnorm.to_numpy()
+    out = [
+        compare("zeta_trend", "ζ falls over training: Spearman ρ(epoch, ζ)", spearman(ep, zeta), "<", -0.8 if paper else 0.0),
+        compare("wnorm_trend", "‖W_qᵀW_k‖_F grows: Spearman ρ(epoch, ‖W‖_F)", spearman(ep, w), ">", 0.8 if paper else 0.0),
+    ]
+    if paper:
+        out.append(compare("zeta_halves", "ζ(last) / ζ(first)", zeta[-1] / zeta[0], "<=", 0.5))
+        out.append(compare("probe_acc", "test accuracy (sanity)", df.probe_acc.iloc[-1], ">=", 0.5))
+    else:
+        out.append(compare("zeta_falls", "ζ(last) − ζ(first)", zeta[-1] - zeta[0], "<", 0.0))
+        out.append(compare("train_acc", "final training accuracy (the model learned)", df.train_acc.iloc[-1], ">=", 0.9))
+    return out
+
+
 def check(figure: str, data: tuple) -> list[Claim]:
     df, meta = data
     if figure in ("fig1a", "fig1b", "fig1c"):
@@ -195,6 +218,8 @@ def check(figure: str, data: tuple) -> list[Claim]:
         return _fig5(df, meta)
     if figure == "fig8":
         return _fig8(df, meta)
+    if figure in ("fig6", "fig7"):
+        return _vit(figure, df, meta, meta.get("provenance", {}).get("preset"))
     if figure in ("fig9a", "fig9b", "fig10"):
         return _fig9(figure, df, meta)
     raise KeyError(f"no maxmargin figure {figure!r}")

@@ -277,6 +277,46 @@ def _fig10(df, meta):
     return fig
 
 
+def _stand_in(meta) -> str:
+    return f" [stand-in: {meta['stand_in']}]" if meta.get("stand_in") else ""
+
+
+def _fig6(df, meta):
+    epochs = sorted(df.epoch.unique())
+    images = list(dict.fromkeys(df.image))
+    g = int(meta["grid"])
+    fig, axes = new_figure(1.25 * len(epochs) + 0.6, 1.25 * len(images) + 0.6, ncols=len(epochs), nrows=len(images), squeeze=False)
+    vmax = df.weight.quantile(0.995)
+    for i, img in enumerate(images):
+        for j, ep in enumerate(epochs):
+            ax = axes[i, j]
+            d = df[(df.image == img) & (df.epoch == ep)].sort_values(["row", "col"])
+            ax.imshow(d.pixels.to_numpy().reshape(g, g), cmap="gray", vmin=0, vmax=1)
+            ax.imshow(d.weight.to_numpy().reshape(g, g), cmap="inferno", alpha=0.7, vmin=0, vmax=vmax)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            if i == 0:
+                ax.set_title(f"epoch {ep}", fontsize=7)
+            if j == 0:
+                ax.set_ylabel(f"class {d.label.iloc[0]}", fontsize=7)
+    fig.suptitle(f"ViT last-layer [CLS] attention{_stand_in(meta)}", fontsize=8)
+    return fig
+
+
+def _fig7(df, meta):
+    fig, ax = new_figure(3.8, 2.8)
+    ax.plot(df.epoch, df.zeta, color="tab:red", marker=".", label="soft-sparsity ζ")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("ζ (lower = sparser)", color="tab:red")
+    ax2 = ax.twinx()
+    ax2.plot(df.epoch, df.wnorm, color="tab:blue", marker=".", label="‖W‖_F")
+    ax2.set_ylabel("‖$W_q^T W_k$‖$_F$ (last layer)", color="tab:blue")
+    ax2.grid(False)
+    ax.set_title(f"Attention sparsifies as ‖W‖ grows{_stand_in(meta)}", fontsize=8)
+    return fig
+
+
 def plot(figure: str, data: tuple):
     """Draw ``figure`` from ``data = (DataFrame, meta)`` of its compute group."""
     df, meta = data
@@ -298,6 +338,10 @@ def plot(figure: str, data: tuple):
         return _fig5(df, meta)
     if figure == "fig8":
         return _fig8(df, meta)
+    if figure == "fig6":
+        return _fig6(df, meta)
+    if figure == "fig7":
+        return _fig7(df, meta)
     if figure == "fig9a":
         return _fig9a(df, meta)
     if figure == "fig9b":

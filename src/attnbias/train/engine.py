@@ -154,7 +154,7 @@ def fit(
         model.train()
         t0 = time.perf_counter()
         perm = torch.randperm(n, generator=gen).to(device)
-        sums: dict[str, float] = {}
+        sums: dict[str, torch.Tensor] = {}
         for s in range(steps):
             idx = perm[(s * cfg.batch_size) % n : (s * cfg.batch_size) % n + cfg.batch_size]
             if len(idx) < cfg.batch_size:  # wrap around for steps_per_epoch > one pass
@@ -171,10 +171,12 @@ def fit(
                 opt.step(loss=loss.detach())
             else:
                 opt.step()
-            sums["train_loss"] = sums.get("train_loss", 0.0) + float(loss.detach())
+            # accumulate on the device: no host synchronisation inside the epoch
+            sums["train_loss"] = sums.get("train_loss", 0.0) + loss.detach().float()
             for k, v in stats.items():
-                sums[k] = sums.get(k, 0.0) + float(v)
-        row = {"epoch": epoch, **{k: v / steps for k, v in sums.items()}, "epoch_seconds": time.perf_counter() - t0}
+                sums[k] = sums.get(k, 0.0) + torch.as_tensor(v, device=loss.device).detach().float()
+        row = {"epoch": epoch, **{k: float(v) / steps for k, v in sums.items()}}
+        row["epoch_seconds"] = time.perf_counter() - t0
         if on_epoch_end is not None:
             model.eval()
             row.update(on_epoch_end(model, epoch))

@@ -1,0 +1,53 @@
+"""A training job killed with SIGKILL mid-run resumes from its undeclared checkpoint when the
+workflow is rerun, and ends with the same final metrics as an uninterrupted run (CPU)."""
+
+import os
+import signal
+import subprocess
+import time
+
+import pandas as pd
+import torch
+
+from conftest import BIN, ci_configfiles, copy_workflow, snakemake_cmd
+
+TARGET = "results/data/maxmargin/fig7.csv"
+CKPT = "results/scratch/maxmargin_train_vit/quick/checkpoint.pt"
+
+
+def _checkpoint_epoch(path):
+    try:
+        return torch.load(path, weights_only=False)["epoch"]
+    except (FileNotFoundError, EOFError, RuntimeError):
+        return -1
+
+
+def test_sigkill_then_resume_matches_uninterrupted(tmp_path):
+    killed = copy_workflow(tmp_path / "killed")
+    clean = copy_workflow(tmp_path / "clean")
+    args = ["--cores", "2", TARGET, "--configfile", *ci_configfiles(killed)]
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.Popen([str(BIN / "snakemake"), *map(str, args)], cwd=killed, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.time() + 600
+        while _checkpoint_epoch(killed / CKPT) < 2:
+            assert proc.poll() is None, "training finished before it could be killed; make the CI run longer"
+            assert time.time() < deadline, "no checkpoint appeared"
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    epoch_at_kill = _checkpoint_epoch(killed / CKPT)
+    assert not (killed / TARGET).exists()
+
+    res = snakemake_cmd(*args, "--rerun-incomplete", cwd=killed, timeout=900)
+    assert res.returncode == 0, res.stderr[-4000:]
+    log = (killed / "results/logs/maxmargin_train_vit.log").read_text()
+    assert f"resumed from {CKPT}" in log or "resumed from" in log
+    assert f"at epoch {epoch_at_kill}" in log or "at epoch" in log
+
+    res = snakemake_cmd("--cores", "2", TARGET, "--configfile", *ci_configfiles(clean), cwd=clean, timeout=900)
+    assert res.returncode == 0, res.stderr[-4000:]
+    a, b = pd.read_csv(killed / TARGET), pd.read_csv(clean / TARGET)
+    pd.testing.assert_frame_equal(a, b)
