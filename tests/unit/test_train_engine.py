@@ -142,3 +142,10 @@ def test_cifar10_offline_fails_with_instructions(monkeypatch):
         load_cifar10("uoft-cs/cifar10")
     msg = str(err.value)
     assert "uoft-cs/cifar10" in msg and "quick" in msg and "load_dataset" in msg
+
+
+@pytest.mark.parametrize("name,extra", [("sngd", {}), ("sps", {"c": 0.5}), ("adamw", {})])
+def test_engine_runs_the_stochastic_optimizers(name, extra):
+    cfg = TrainConfig(epochs=3, batch_size=16, lr=0.05 if name != "adamw" else 0.01, optimizer=name, seed=1, extra=extra)
+    h = fit(_model(), _task(), _loss, cfg, torch.device("cpu"), progress=False, image_key=None)
+    assert h[-1]["train_loss"] < h[0]["train_loss"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -69,11 +70,25 @@ def resolve_device(accelerator: str = "auto") -> torch.device:
     return torch.device("cpu")
 
 
+def _sngd(params, c):
+    from ..optim.stochastic import SNGD
+
+    return SNGD(params, lr=c.lr, **c.extra)
+
+
+def _sps(params, c):
+    from ..optim.stochastic import SPS
+
+    return SPS(params, lr=c.lr, **c.extra)  # lr is the cap γ_b; extra may set c and f_star
+
+
 # Optimiser factories: name -> f(param_groups, cfg).  Other modules may register more.
 OPTIMIZERS: dict[str, Callable] = {
-    "adam": lambda params, c: torch.optim.Adam(params, lr=c.lr, weight_decay=c.weight_decay),
-    "adamw": lambda params, c: torch.optim.AdamW(params, lr=c.lr, weight_decay=c.weight_decay),
+    "adam": lambda params, c: torch.optim.Adam(params, lr=c.lr, weight_decay=c.weight_decay, **c.extra),
+    "adamw": lambda params, c: torch.optim.AdamW(params, lr=c.lr, weight_decay=c.weight_decay, **c.extra),
     "sgd": lambda params, c: torch.optim.SGD(params, lr=c.lr, momentum=c.momentum, weight_decay=c.weight_decay),
+    "sngd": _sngd,
+    "sps": _sps,
 }
 
 
@@ -125,6 +140,7 @@ def fit(
     data = {k: v.to(device) for k, v in data.items()}
     n = len(next(iter(data.values())))
     opt = make_optimizer(param_groups if param_groups is not None else model.parameters(), cfg)
+    takes_loss = "loss" in inspect.signature(opt.step).parameters
     gen = torch.Generator().manual_seed(cfg.seed)
     history: list[dict] = []
     start = 1
@@ -167,7 +183,7 @@ def fit(
                 loss, stats = loss_fn(step_model, batch)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            if getattr(opt, "needs_loss", False):
+            if takes_loss:  # e.g. the stochastic Polyak step needs the minibatch loss
                 opt.step(loss=loss.detach())
             else:
                 opt.step()
