@@ -6,6 +6,7 @@ Colour code: red = separate (K, Q) / nuclear norm / ℓ1; blue = merged W / Frob
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from .style import new_figure
@@ -106,22 +107,24 @@ def _stems(ax, beta, ref, color, marker, offset, label_ref, label_beta):
 def _p2(df, meta):
     inst = meta["instances"]
     T = meta["check_step"]
-    fig, axes = new_figure(11.0, 3.0, ncols=1 + len(inst), gridspec_kw={"width_ratios": [1.3] + [1] * len(inst)})
+    stems = [f"b{j}" for j in range(len(inst))]
+    fig, axd = plt.subplot_mosaic([["a", *stems], ["leg", *stems]], figsize=(11.0, 3.9),
+                                  width_ratios=[1.3] + [1] * len(inst), height_ratios=[3, 1])  # fmt: skip
+    axes = [axd["a"]] + [axd[k] for k in stems]
     ax = axes[0]
     styles = ["-", "--", ":"]
-    for j, info in enumerate(inst):
-        d = df[(df.instance == j) & (df.t >= 1)]
-        xi, be = d[d.model == "xi"], d[d.model == "beta"]
-        ls = styles[j % 3]
-        ax.plot(xi.t, _pos(xi.ratio_l1 - 1), color=NUC, ls=ls, label=f"(ξ_k, ξ_q): R_ℓ1, seed {info['seed']}")
-        ax.plot(be.t, _pos(be.ratio_l1 - 1), color="tab:purple", ls=ls, label="β: R_ℓ1" if j == 0 else None)
-        ax.plot(be.t, _pos(be.ratio_l2 - 1), color=FRO, ls=ls, label="β: R_ℓ2" if j == 0 else None)
+    for model, col, color, name in (("xi", "ratio_l1", NUC, "(ξ_k, ξ_q): R_ℓ1"), ("beta", "ratio_l1", "tab:purple", "β: R_ℓ1"),
+                                    ("beta", "ratio_l2", FRO, "β: R_ℓ2")):  # fmt: skip
+        for j, info in enumerate(inst):
+            g = df[(df.instance == j) & (df.t >= 1) & (df.model == model)]
+            ax.plot(g.t, _pos(g[col] - 1), color=color, ls=styles[j % 3], label=f"{name}, seed {info['seed']}")
     ax.axhline(0.01, color="0.4", ls=":", lw=0.8)
     ax.axhline(0.15, color="0.4", ls="--", lw=0.8)
     ax.set_yscale("log")
     ax.set_ylabel("objective ratio − 1")
     ax.set_title("(a) R − 1 (lines: seeds; gray: 0.01, 0.15)")
-    ax.legend(fontsize=5.5, loc="lower left")
+    axd["leg"].axis("off")
+    axd["leg"].legend(*ax.get_legend_handles_labels(), fontsize=5.5, loc="center", ncols=3, columnspacing=0.8, handlelength=1.8)
     _steps_axis(ax, df[df.t >= 1])
     _check_line(ax, T)
     for j, info in enumerate(inst):
@@ -133,8 +136,8 @@ def _p2(df, meta):
         sx = int(last[last.model == "xi"].support.iloc[0])
         sb = int(last[last.model == "beta"].support.iloc[0])
         uniq = "unique" if info["l1_unique"] else "not unique"
-        ax.set_title(f"(b) seed {info['seed']}: supports ξ⊙ξ {sx}, ℓ1 {info['support_l1']}, β {sb}", fontsize=7.5)
-        ax.set_xlabel(f"coordinate j (ℓ1 optimum {uniq})")
+        ax.set_title(f"(b) seed {info['seed']} (ℓ1 optimum {uniq})\nsupport: ξ_k⊙ξ_q {sx}, β*_ℓ1 {info['support_l1']}, β {sb}", fontsize=7.5)
+        ax.set_xlabel("coordinate j")
         ax.set_xticks(range(1, meta["d"] + 1))
         ax.set_ylim(-1.15, 1.15)
         if j == 0:
