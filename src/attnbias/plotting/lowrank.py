@@ -64,8 +64,10 @@ def _fig1(df, meta):
         axes[3].plot(g.t, S4[:, i], color=cmap(n - 1 - i))
         target = max(d[::-1][i] - lam4 / 2, 0)
         axes[3].axhline(target, color=cmap(n - 1 - i), ls=":", lw=0.8)
+    axes[3].plot([], [], "k:", lw=0.8, label="max($d_i$ − λ/2, 0)")
+    axes[3].legend(loc="upper right")
     axes[3].set_xscale("symlog", linthresh=1.0)
-    axes[3].set(xlabel="step t (symlog)", ylabel="singular values of ABᵀ", xlim=(0, T), title=f"(4) trajectories, λ = {lam4:g} (dotted: prediction)")
+    axes[3].set(xlabel="step t (symlog)", ylabel="singular values of ABᵀ", xlim=(0, T), title=f"(4) λ = {lam4:g}: $s_i$ over training")
     fig.suptitle(f"Fig 1: ‖ABᵀ − D‖² + (λ/2)(‖A‖² + ‖B‖²), A, B ∈ ℝ$^{{{n}×{n}}}$, plain GD (η = {lr:g}, float64)", fontsize=9)
     return fig
 
