@@ -166,6 +166,7 @@ def joint_grad_fn(X: np.ndarray, y: np.ndarray, loss: str = "logistic"):
         return {
             "loss": out["loss"],
             "excess": excess,
+            "log_excess": log_loss,  # L* = 0: the Polyak step uses log L, which never underflows
             "log_loss": log_loss,
             "grads": {"W": (out["grad_W"], out["log_scale"]), "u": (gu, log_scale_u)},
             "log_s": out["log_s"],
