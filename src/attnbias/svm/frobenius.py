@@ -29,6 +29,19 @@ class FrobeniusSVM:
     def norm(self) -> float:
         return float(np.linalg.norm(self.W))
 
+    # the common fields of every min-norm SVM result (see attnbias.svm.nuclear.NormSVM)
+    @property
+    def x(self) -> np.ndarray:
+        return self.W
+
+    @property
+    def status(self) -> str:
+        return self.qp.status
+
+    @property
+    def dual(self) -> np.ndarray:
+        return self.qp.dual
+
     def active(self, tol: float = 1e-6) -> np.ndarray:
         """Constraints that hold with equality (support): margin ≤ 1 + tol."""
         return self.margins <= 1.0 + tol
@@ -42,7 +55,7 @@ def frobenius_svm(M: np.ndarray, b=1.0, method: str = "auto", strict: bool = Tru
     M = np.asarray(M, dtype=np.float64)
     m = M.shape[0]
     A = M.reshape(m, -1)
-    b = np.broadcast_to(np.asarray(b, dtype=np.float64), (m,))
+    b = np.broadcast_to(np.asarray(1.0 if b is None else b, dtype=np.float64), (m,))
     res = min_norm_qp(A, b, method=method, strict=strict)
     W = res.x.reshape(M.shape[1:])
     return FrobeniusSVM(W=W, margins=A @ res.x, qp=res)

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .qp import _DEFAULT, _TIGHT, InfeasibleSVM, _matrix, cvxopt, min_norm_qp
+from .frobenius import frobenius_svm  # noqa: F401  (re-exported: the one Frobenius SVM)
+from .qp import DEFAULT_OPTIONS, TIGHT_OPTIONS, InfeasibleSVM, cvxopt_matrix, cvxopt, min_norm_qp
 
 
 @dataclass
@@ -64,9 +65,9 @@ def _failed(shape, m, status, strict, what):
 # iterations when they do), so the tight rung is capped at 30 iterations and an intermediate rung
 # keeps the answer accurate before falling back to cvxopt's defaults (1e-7).
 _LADDER = (
-    dict(_TIGHT, maxiters=30),
-    dict(_TIGHT, abstol=1e-9, reltol=1e-9, feastol=1e-9, maxiters=50),
-    _DEFAULT,
+    dict(TIGHT_OPTIONS, maxiters=30),
+    dict(TIGHT_OPTIONS, abstol=1e-9, reltol=1e-9, feastol=1e-9, maxiters=50),
+    DEFAULT_OPTIONS,
 )
 
 
@@ -102,11 +103,11 @@ def _nuclear_dual(M, b, options):
     H[:, p:, :p] = np.swapaxes(M, 1, 2)
     Gs = H.reshape(m, -1).T  # column j = vec(H_j) (symmetric, so row/column-major agree)
     sol = cvxopt.solvers.sdp(
-        _matrix(-b),
-        Gl=_matrix(-np.eye(m)),
-        hl=_matrix(np.zeros(m)),
-        Gs=[_matrix(Gs)],
-        hs=[_matrix(np.eye(p + q))],
+        cvxopt_matrix(-b),
+        Gl=cvxopt_matrix(-np.eye(m)),
+        hl=cvxopt_matrix(np.zeros(m)),
+        Gs=[cvxopt_matrix(Gs)],
+        hs=[cvxopt_matrix(np.eye(p + q))],
         options=options,
     )
     if sol["status"] != "optimal":
@@ -138,11 +139,11 @@ def _nuclear_primal(M, b, options):
     Gl = np.zeros((m, nvar))
     Gl[:, : p * q] = -M.reshape(m, -1)  # −⟨M_j, W⟩ ≤ −b_j
     sol = cvxopt.solvers.sdp(
-        _matrix(np.asarray(cost)),
-        Gl=_matrix(Gl),
-        hl=_matrix(-b),
-        Gs=[_matrix(Gs)],
-        hs=[_matrix(np.zeros((N, N)))],
+        cvxopt_matrix(np.asarray(cost)),
+        Gl=cvxopt_matrix(Gl),
+        hl=cvxopt_matrix(-b),
+        Gs=[cvxopt_matrix(Gs)],
+        hs=[cvxopt_matrix(np.zeros((N, N)))],
         options=options,
     )
     if sol["status"] != "optimal":
@@ -179,17 +180,6 @@ def nuclear_svm(M, b=None, form: str = "dual", strict: bool = True) -> NormSVM:
     return NormSVM(W, norm, status, sol["lambda"], margins)
 
 
-def frobenius_svm(M, b=None, strict: bool = True) -> NormSVM:
-    """W*_F = argmin ‖W‖_F s.t. ⟨M_j, W⟩ ≥ b_j: :func:`min_norm_qp` on the rows vec(M_j)."""
-    M, b = _prepare(M, b)
-    m, p, q = M.shape
-    res = min_norm_qp(M.reshape(m, -1), b, strict=strict)
-    if res.status != "optimal" or not np.all(np.isfinite(res.x)):
-        return _failed((p, q), m, res.status, strict, "Frobenius SVM")
-    W = res.x.reshape(p, q)
-    return NormSVM(W, res.norm, res.status, res.dual, np.einsum("jab,ab->j", M, W))
-
-
 def l2_svm(A, b=None, strict: bool = True) -> NormSVM:
     """β*_ℓ2 = argmin ‖β‖₂ s.t. ⟨a_j, β⟩ ≥ b_j (rows a_j of A (m, d))."""
     A, b = _prepare(A, b)
@@ -211,7 +201,7 @@ def l1_svm(A, b=None, strict: bool = True) -> NormSVM:
     G = np.block([[-A, np.zeros((m, d))], [eye, -eye], [-eye, -eye]])
     h = np.concatenate([-b, np.zeros(2 * d)])
     c = np.concatenate([np.zeros(d), np.ones(d)])
-    sol = _solve(lambda options: cvxopt.solvers.lp(_matrix(c), _matrix(G), _matrix(h), options=options))
+    sol = _solve(lambda options: cvxopt.solvers.lp(cvxopt_matrix(c), cvxopt_matrix(G), cvxopt_matrix(h), options=options))
     if sol["status"] != "optimal":
         return _failed(d, m, sol["status"], strict, "ℓ1 SVM")
     beta = np.array(sol["x"]).reshape(-1)[:d]

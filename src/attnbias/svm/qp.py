@@ -24,8 +24,8 @@ except ImportError as exc:  # pragma: no cover
 # Tighter than cvxopt's defaults (1e-7): the closed-form SVMs of the specs are tested to 1e-6.
 # When the tight run stops short of "optimal" (it can stall on near-degenerate instances) the QP
 # is solved again with cvxopt's defaults.
-_TIGHT = {"show_progress": False, "abstol": 1e-10, "reltol": 1e-10, "feastol": 1e-10}
-_DEFAULT = {"show_progress": False}
+TIGHT_OPTIONS = {"show_progress": False, "abstol": 1e-10, "reltol": 1e-10, "feastol": 1e-10}
+DEFAULT_OPTIONS = {"show_progress": False}
 
 
 class InfeasibleSVM(RuntimeError):
@@ -44,7 +44,7 @@ class QPResult:
         return float(np.linalg.norm(self.x))
 
 
-def _matrix(a: np.ndarray) -> cvxopt.matrix:
+def cvxopt_matrix(a: np.ndarray) -> cvxopt.matrix:
     return cvxopt.matrix(np.ascontiguousarray(a, dtype=np.float64))
 
 
@@ -66,11 +66,11 @@ def min_norm_qp(A: np.ndarray, b: np.ndarray, method: str = "auto", strict: bool
         raise ValueError(f"method must be 'auto', 'primal' or 'dual', got {method!r}")
     sol = {"status": "not run"}
     x = lam = np.full(d if method == "primal" else m, np.nan)
-    for options in (_TIGHT, _DEFAULT):
+    for options in (TIGHT_OPTIONS, DEFAULT_OPTIONS):
         try:
             if method == "primal":
                 sol = cvxopt.solvers.qp(
-                    _matrix(np.eye(d)), _matrix(np.zeros(d)), _matrix(-A), _matrix(-b), options=options
+                    cvxopt_matrix(np.eye(d)), cvxopt_matrix(np.zeros(d)), cvxopt_matrix(-A), cvxopt_matrix(-b), options=options
                 )
                 x = np.array(sol["x"]).reshape(-1)
                 lam = np.array(sol["z"]).reshape(-1)
@@ -79,7 +79,7 @@ def min_norm_qp(A: np.ndarray, b: np.ndarray, method: str = "auto", strict: bool
                 # min ½ λᵀGλ − bᵀλ s.t. −λ ≤ 0; a tiny ridge keeps a rank-deficient Gram PD
                 gram = gram + 1e-12 * max(1.0, float(np.trace(gram)) / m) * np.eye(m)
                 sol = cvxopt.solvers.qp(
-                    _matrix(gram), _matrix(-b), _matrix(-np.eye(m)), _matrix(np.zeros(m)), options=options
+                    cvxopt_matrix(gram), cvxopt_matrix(-b), cvxopt_matrix(-np.eye(m)), cvxopt_matrix(np.zeros(m)), options=options
                 )
                 lam = np.maximum(np.array(sol["x"]).reshape(-1), 0.0)
                 x = A.T @ lam
