@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .frobenius import frobenius_svm  # noqa: F401  (re-exported: the one Frobenius SVM)
-from .qp import DEFAULT_OPTIONS, TIGHT_OPTIONS, InfeasibleSVM, cvxopt_matrix, cvxopt, min_norm_qp
+from .qp import DEFAULT_OPTIONS, TIGHT_OPTIONS, InfeasibleSVM, cvxopt, cvxopt_matrix, min_norm_qp
 
 
 @dataclass
