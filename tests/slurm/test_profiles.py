@@ -1,0 +1,174 @@
+"""The execution profiles, checked without a scheduler: every key is a CLI option of Snakemake 9 /
+the slurm plugin, every line is commented, the SLURM profile gives every GPU rule of the workflow
+cluster resources (never below the rule's own), the default profile keeps GPU jobs one at a time,
+and benchmarks/resource_table.py tabulates the GPU rules."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+from conftest import BIN, ROOT, snakemake_cmd
+
+PROFILES = {p.parent.name: p for p in sorted((ROOT / "profiles").glob("*/config.yaml"))}
+
+_spec = importlib.util.spec_from_file_location("resource_table", ROOT / "benchmarks" / "resource_table.py")
+resource_table = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(resource_table)
+
+
+def test_both_profiles_exist():
+    assert {"default", "slurm"} <= set(PROFILES)
+    assert (ROOT / "profiles" / "slurm" / "partitions.yaml").exists()
+
+
+@pytest.fixture(scope="module")
+def cli_options():
+    res = subprocess.run([str(BIN / "snakemake"), "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 0
+    return set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", res.stdout))
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_profile_keys_are_cli_long_options(name, cli_options):
+    text = PROFILES[name].read_text()
+    keys = set(yaml.safe_load(text))
+    # Commented-out options in the profile must be real options too.
+    keys |= set(re.findall(r"^# ([a-z][a-z0-9-]+): ", text, re.M)) - {"default-resources"}
+    unknown = sorted(k for k in keys if k not in cli_options)
+    assert not unknown, f"profiles/{name}: not options of `snakemake --help`: {unknown}"
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_every_profile_line_is_commented(name):
+    lines = PROFILES[name].read_text().splitlines()
+    bare = [
+        f"{i + 1}: {line}"
+        for i, line in enumerate(lines)
+        if line.strip() and not line.lstrip().startswith("#") and " # " not in line
+        and not (i > 0 and lines[i - 1].lstrip().startswith("#"))
+    ]  # fmt: skip
+    assert not bare, f"profiles/{name}: lines without a comment above them:\n" + "\n".join(bare)
+
+
+def test_slurm_profile_shape():
+    prof = yaml.safe_load(PROFILES["slurm"].read_text())
+    assert prof["executor"] == "slurm"
+    assert prof["slurm-status-command"] == "squeue"
+    assert prof["retries"] >= 1 and prof["rerun-incomplete"] and prof["keep-going"]
+    assert {"slurm_account", "slurm_partition", "runtime", "mem_mb"} <= set(prof["default-resources"])
+    assert 3 * prof["slurm-init-seconds-before-status-checks"] <= 300  # Slurm's default MinJobAge
+    from snakemake_executor_plugin_slurm.partitions import read_partition_file
+
+    parts = read_partition_file(ROOT / "profiles" / "slurm" / "partitions.yaml")
+    assert any(p.limits.max_gpu > 0 for p in parts) and any(p.limits.max_gpu == 0 for p in parts)
+
+
+def test_default_profile_shape():
+    prof = yaml.safe_load(PROFILES["default"].read_text())
+    assert prof["resources"] == {"gpu": 1}
+    assert prof["rerun-incomplete"] and prof["keep-going"] and prof["printshellcmds"]
+    assert "executor" not in prof
+
+
+# --- the SLURM profile against the workflow's GPU rules (paper preset, dry runs) ---------------
+
+
+@pytest.fixture(scope="module")
+def paper_jobs():
+    """Jobs of `all` at paper scale: with the rules' own resources, and with profiles/slurm."""
+    own = resource_table.parse_jobs(resource_table.dry_run("all", "paper", "none"))
+    slurm = resource_table.parse_jobs(resource_table.dry_run("all", "paper", str(ROOT / "profiles" / "slurm")))
+    return own, slurm
+
+
+def test_slurm_profile_covers_every_gpu_rule(paper_jobs):
+    own, _ = paper_jobs
+    gpu_rules = {j["rule"] for j in own if resource_table.gpus(j["resources"]) > 0}
+    assert gpu_rules, "no GPU rule at paper scale?"
+    prof = yaml.safe_load(PROFILES["slurm"].read_text())["set-resources"]
+    missing = sorted(gpu_rules - set(prof))
+    assert not missing, (
+        f"GPU rules without cluster resources in profiles/slurm/config.yaml (set-resources): {missing}; "
+        "add slurm_partition, gpu, cpus_per_gpu, mem_mb, runtime and gpu_mem_mb for each"
+    )
+    for rule in gpu_rules:
+        entry = prof[rule]
+        assert {"slurm_partition", "cpus_per_gpu", "mem_mb", "runtime", "gpu_mem_mb"} <= set(entry), rule
+        assert "gpu" in entry or "gres" in entry, rule
+
+
+def test_slurm_profile_names_only_existing_rules():
+    rules = set(snakemake_cmd("--list-rules", "--nolock", check=True).stdout.split())
+    prof = yaml.safe_load(PROFILES["slurm"].read_text())["set-resources"]
+    assert not sorted(set(prof) - rules), "profiles/slurm set-resources names unknown rules (typo?)"
+
+
+def test_slurm_profile_never_gives_less_than_the_rule_asks(paper_jobs):
+    own, slurm = paper_jobs
+    asked = {(j["rule"], tuple(j["output"])): j["resources"] for j in own}
+    for job in slurm:
+        mine = asked[(job["rule"], tuple(job["output"]))]
+        got = job["resources"]
+        for key in ("mem_mb", "runtime"):
+            if isinstance(mine.get(key), (int, float)):
+                assert got[key] >= mine[key], (job["rule"], key, got[key], mine[key])
+        if resource_table.gpus(mine):
+            assert resource_table.gpus(got) >= resource_table.gpus(mine), job["rule"]
+
+
+def test_resource_table_lists_the_gpu_rules(paper_jobs):
+    _, slurm = paper_jobs
+    df = resource_table.table(slurm, "paper")
+    gpu_rules = {j["rule"] for j in slurm if resource_table.gpus(j["resources"]) > 0}
+    assert {r.strip("`") for r in df["rule"]} == gpu_rules
+    assert (df["GPU memory"] != "—").all() and (df["time limit"] != "—").all()
+    md = resource_table.to_markdown(df)
+    assert md.startswith("| rule | jobs | GPUs / job |") and md.count("\n") == len(df) + 2
+
+
+# --- the default profile: two GPU jobs never share the GPU ------------------------------------
+
+GPU_CAP_SNAKEFILE = """
+rule all:
+    input: "g1.t", "g2.t", "c1.t"
+
+rule g:
+    output: "g{i}.t"
+    resources: gpu=1
+    shell: "s=$(date +%s.%N); sleep 2; echo $s $(date +%s.%N) > {output}"
+
+rule c:
+    output: "c{i}.t"
+    shell: "s=$(date +%s.%N); sleep 2; echo $s $(date +%s.%N) > {output}"
+"""
+
+
+def test_default_profile_runs_one_gpu_job_at_a_time(tmp_path):
+    (tmp_path / "Snakefile").write_text(GPU_CAP_SNAKEFILE)
+    shutil.copytree(ROOT / "profiles" / "default", tmp_path / "profiles" / "default")
+    res = snakemake_cmd("--cores", "3", "--nolock", cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "Using workflow specific profile profiles/default" in res.stdout + res.stderr
+    span = {n: tuple(map(float, (tmp_path / f"{n}.t").read_text().split())) for n in ("g1", "g2", "c1")}
+    (a0, a1), (b0, b1) = sorted([span["g1"], span["g2"]])
+    assert b0 >= a1, f"the two gpu=1 jobs overlapped: {span}"
+    c0, c1 = span["c1"]
+    assert c0 < a1 and c1 > a0, f"the CPU job did not run beside a GPU job: {span}"
+
+
+def test_resource_table_reads_benchmarks_of_the_same_preset(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "r.tsv").write_text("s\th:m:s\tmax_rss\n7200.5\t2:00:00\t3000.0\n")
+    (tmp_path / "d.json").write_text('{"provenance": {"preset": "paper"}}')
+    job = dict(rule="r", local=False, threads=1, resources={"gpu": 1, "runtime": 600, "mem_mb": 32000},
+               output=["d.csv", "d.json"], benchmark="b/r.tsv")  # fmt: skip
+    assert resource_table.measured([job], "paper", tmp_path) == (7200.5, 3000.0, 1)
+    assert resource_table.measured([job], "quick", tmp_path) == (None, None, 0)
+    row = resource_table.table([job], "paper", cwd=tmp_path).iloc[0]
+    assert row["measured wall time (max)"] == "2.0 h" and row["measured peak RSS"] == "3 GB"
+    assert row["time limit"] == "10 h" and row["host memory"] == "32 GB" and row["GPU memory"] == "—"
