@@ -5,7 +5,9 @@
     python benchmarks/bench_lowrank.py --ci            # the CI sizes (tests/config/ci_lowrank.yaml)
 
 Targets: each toy (fig1, figA, figL) ≤ 10 s; the whole quick Fig 2 (every λ and seed) ≤ 300 s on one
-core.  Threads are pinned to one before numpy and torch are imported.  Prints a table of wall times.
+core.  Threads are pinned to one before numpy and torch are imported.  Prints wall and CPU (process)
+times; the targets are judged on CPU time, which is what an idle core would take (on a shared machine
+the wall time grows with the load average, printed at the end).
 """
 
 import os
@@ -51,26 +53,26 @@ def main():
     validate(cfg, os.path.join(ROOT, "workflow", "schemas", "lowrank.schema.yaml"))  # fills the defaults
     rows = []
     for fig in ("fig1", "figA", "figL"):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         getattr(lr, f"compute_{fig}")(**cfg[fig])
-        rows.append((fig, time.perf_counter() - t0, TOY_TARGET_S))
+        rows.append((fig, time.perf_counter() - t0, time.process_time() - c0, TOY_TARGET_S))
     f2 = copy.deepcopy(cfg["fig2"]["quick"])
     lams = f2.pop("lambdas") if args.fig2_lambdas is None else args.fig2_lambdas
     seeds = f2.pop("seeds")
     f2.pop("lambdas", None)
-    total = 0.0
+    total, total_cpu = 0.0, 0.0
     for lam in lams:
         for seed in seeds:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             _, meta = lr.train_recall(lam=lam, seed=seed, accelerator="cpu", **f2)
-            dt = time.perf_counter() - t0
-            total += dt
-            rows.append((f"fig2 run λ={lam:g} seed={seed} (acc {meta['accuracy']:.3f})", dt, None))
-    rows.append((f"fig2 total ({len(lams)} λ × {len(seeds)} seeds, {f2['steps']} steps)", total, FIG2_TARGET_S))
-    print(f"{'computation':<52}{'wall [s]':>10}   target")
-    for name, dt, target in rows:
-        verdict = "" if target is None else f"<= {target:g} s  {'OK' if dt <= target else 'OVER'}"
-        print(f"{name:<52}{dt:>10.2f}   {verdict}")
+            dt, dc = time.perf_counter() - t0, time.process_time() - c0
+            total, total_cpu = total + dt, total_cpu + dc
+            rows.append((f"fig2 run λ={lam:g} seed={seed} (acc {meta['accuracy']:.3f})", dt, dc, None))
+    rows.append((f"fig2 total ({len(lams)} λ × {len(seeds)} seeds, {f2['steps']} steps)", total, total_cpu, FIG2_TARGET_S))
+    print(f"{'computation':<52}{'wall [s]':>10}{'CPU [s]':>10}   target (CPU)")
+    for name, dt, dc, target in rows:
+        verdict = "" if target is None else f"<= {target:g} s  {'OK' if dc <= target else 'OVER'}"
+        print(f"{name:<52}{dt:>10.2f}{dc:>10.2f}   {verdict}")
     print(f"(1 thread; preset {'CI' if args.ci else 'quick'}; load average {os.getloadavg()[0]:.2f})")
 
 
