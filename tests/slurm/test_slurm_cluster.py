@@ -227,8 +227,10 @@ def cluster_run(slurm_cluster, workflow_copy, train_job, tmp_path_factory):
         expected_rules.add(rule)
         compare[rule] = next(o for o in outputs if o.endswith(".csv"))
         # The CI node is far smaller than a GPU node: replace the profile's paper-scale
-        # set-resources (GPU partition, a GPU, 8 CPUs per GPU, 16 GB) for this rule.
-        options += ["--set-resources", f"{rule}:gpu=0", f"{rule}:slurm_partition=main", f"{rule}:runtime=15"]
+        # set-resources (GPU partition, a GPU, CPUs per GPU, memory) for this rule, and train on
+        # one thread, as the `--cores 1` reference does, so that the numbers can be equal.
+        options += ["--set-resources", f"{rule}:gpu=0", f"{rule}:slurm_partition=main", f"{rule}:runtime=15",
+                    "--set-threads", f"{rule}=1"]  # fmt: skip
 
     # Local reference, in another copy, with the default profile.
     ref = copy_workflow(tmp_path_factory.mktemp("local_wf") / "attnbias")
