@@ -12,7 +12,14 @@ PAPERS = {
 }
 
 # `--config key=value` passes strings: accept the usual spellings for the boolean switches.
-_BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+_BOOLEAN_WORDS = {
+    "true": True,
+    "yes": True,
+    "1": True,
+    "false": False,
+    "no": False,
+    "0": False,
+}
 for _key in ("claims_strict",):
     if isinstance(config.get(_key), str) and config[_key].lower() in _BOOLEAN_WORDS:
         config[_key] = _BOOLEAN_WORDS[config[_key].lower()]
@@ -69,21 +76,30 @@ PRECOMPUTED = Path(workflow.basedir) / "workflow" / "precomputed"
 
 
 def use_precomputed(paper, group):
-    """True when the plot-ready files of a GPU computation should be copied from
+    """True when the plot-ready files of a GPU computation are copied from
     workflow/precomputed/<paper>/<group>/ instead of trained (gpu_results=precomputed, paper preset).
 
     In the quick preset the GPU figures already train on the CPU in minutes, so they are computed.
-    A paper-preset request for results nobody has committed is an error that says so.
     """
-    if config["gpu_results"] != "precomputed" or SCALE != "paper":
-        return False
-    if not (PRECOMPUTED / paper / group).is_dir():
-        raise WorkflowError(
-            f"gpu_results=precomputed, but no precomputed results are committed for {paper}/{group} "
-            f"(expected {PRECOMPUTED / paper / group}/ with the plot-ready CSV/JSON and provenance.json). "
-            "Run with gpu_results=compute on a GPU, or use the quick preset (scale=quick)."
-        )
-    return True
+    return config["gpu_results"] == "precomputed" and SCALE == "paper"
+
+
+def precomputed_files(paper, group, names):
+    """Input function of a precomputed-copy rule: the committed files, or a clear error naming what
+    is missing (raised only when a requested target needs them)."""
+
+    def inputs(wildcards):
+        folder = PRECOMPUTED / paper / group
+        missing = [n for n in names if not (folder / n).exists()]
+        if missing:
+            raise WorkflowError(
+                f"gpu_results=precomputed, but no precomputed results are committed for {paper}/{group} "
+                f"(missing {', '.join(missing)} in {folder}/). Run with gpu_results=compute on a GPU, "
+                "or use the quick preset (scale=quick)."
+            )
+        return [str(folder / n) for n in names]
+
+    return inputs
 
 
 def figure_outputs(paper, fig):

@@ -65,10 +65,9 @@ if use_precomputed("maxmargin", "vit"):
 
     rule maxmargin_precomputed_vit:
         input:
-            [
-                PRECOMPUTED / "maxmargin" / "vit" / f
-                for f in ("fig6.csv", "fig6.json", "fig7.csv", "fig7.json")
-            ],
+            precomputed_files(
+                "maxmargin", "vit", ["fig6.csv", "fig6.json", "fig7.csv", "fig7.json"]
+            ),
         output:
             "results/data/maxmargin/fig6.csv",
             "results/data/maxmargin/fig6.json",
