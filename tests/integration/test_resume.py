@@ -8,7 +8,6 @@ import time
 
 import pandas as pd
 import torch
-
 from conftest import BIN, ci_configfiles, copy_workflow, snakemake_cmd
 
 TARGET = "results/data/maxmargin/fig7.csv"

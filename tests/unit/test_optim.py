@@ -73,7 +73,6 @@ def test_polyak_uses_log_excess_below_float_range():
     """L − L* = e^{-800} underflows as a float; its log still gives the exact Polyak step."""
 
     def grad_fn(params):
-        x = params["x"]
         return {
             "loss": np.zeros(1),
             "log_excess": np.array([-800.0]),
@@ -87,7 +86,6 @@ def test_polyak_uses_log_excess_below_float_range():
 
 def test_update_leaving_the_floats_freezes_instead_of_nan():
     def grad_fn(params):
-        x = params["x"]
         return {"loss": np.zeros(2), "grads": {"x": (np.ones((2, 1)), np.array([0.0, 800.0]))}}
 
     traj = run(grad_fn, {"x": np.zeros((2, 1))}, 3, method="gd", lr=1.0)
