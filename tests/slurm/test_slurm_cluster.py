@@ -16,8 +16,10 @@ the reason.  Deselect them with ``-m "not slurm"``.
   the next invocation reruns only that job.
 
 Every executor run is wrapped in ``timeout -k 10``: a wrong status command hangs forever (§5.4).
-The training rule is a parameter (``TRAIN_RULE``, or the environment variable
-``ATTNBIAS_SLURM_TRAIN_RULE``); its first job in the DAG of ``all`` under the CI configs runs.
+The training rule is a parameter (``TRAIN_RULE``: the environment variable
+``ATTNBIAS_SLURM_TRAIN_RULE``, else ``maxmargin_train_vit`` once the CI config has tiny ViT
+settings, else ``lowrank_fig2_train``); its first job in the DAG of ``all`` under the CI configs
+runs, on one thread, and its CSV must equal the local run's.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import BIN, ci_configfiles, copy_workflow
+import yaml
+from conftest import BIN, ROOT, ci_configfiles, copy_workflow
 
 pytestmark = pytest.mark.slurm
 
@@ -43,9 +46,17 @@ SLURM_ROOT = os.environ.get("ATTNBIAS_SLURM_ROOT", "/var/lib/slurm-local")
 LOCK_FILE = Path(os.environ.get("ATTNBIAS_SLURM_LOCK", "/tmp/attnbias-local-slurm.lock"))
 LOCK_WAIT_S = float(os.environ.get("ATTNBIAS_SLURM_LOCK_WAIT", "900"))
 
+
+def _default_train_rule() -> str:
+    """The maxmargin ViT once tests/config/ci_maxmargin.yaml gives it tiny CI settings (a `vit`
+    section), else the lowrank associative-recall training (about 20 s on one core)."""
+    ci = yaml.safe_load((ROOT / "tests" / "config" / "ci_maxmargin.yaml").read_text()) or {}
+    return "maxmargin_train_vit" if "vit" in (ci.get("maxmargin") or {}) else "lowrank_fig2_train"
+
+
 # The torch training rule whose first job (in the DAG of `all` under the CI configs) runs on the
 # cluster; ATTNBIAS_SLURM_TRAIN_RULE overrides it ("" leaves training out).
-TRAIN_RULE = os.environ.get("ATTNBIAS_SLURM_TRAIN_RULE", "lowrank_fig2_train")
+TRAIN_RULE = os.environ.get("ATTNBIAS_SLURM_TRAIN_RULE", _default_train_rule())
 # Synthetic figures whose compute rules are non-local (the plot and claim rules are local).
 FIGURES = {"maxmargin_fig4a": "maxmargin_compute_fig4", "maxmargin_fig3a": "maxmargin_compute_fig3"}
 FIGURE_DATA = {"maxmargin_compute_fig4": "results/data/maxmargin/fig4.csv", "maxmargin_compute_fig3": "results/data/maxmargin/fig3.csv"}
@@ -270,7 +281,10 @@ def test_compute_jobs_ran_as_slurm_jobs(cluster_run):
         assert job["comment"].startswith(f"rule_{rule}"), (rule, job)
         info = scontrol_job(sid)
         assert info["JobState"] == "COMPLETED" and info["ExitCode"] == "0:0", info
-        assert f"sched: Allocate JobId={sid} NodeList=localhost" in ctld
+        # started by the main scheduler or by backfill, on this node
+        started = (f"sched: Allocate JobId={sid} NodeList=localhost", f"Started JobId={sid} in main on localhost")
+        assert any(s in ctld for s in started), (rule, sid)
+        assert f"_slurm_rpc_submit_batch_job: JobId={sid} " in ctld
         assert f"_job_complete: JobId={sid} WEXITSTATUS 0" in ctld
     # The rules' own resources reach SLURM (register_compute: 1 thread, 2000 MB, 30 min).
     for rule in FIGURES.values():
