@@ -53,6 +53,7 @@ if _VIT["dataset"] == "cifar10":
         log:
             "results/logs/maxmargin_download_cifar10.log",
         retries: 3
+        localrule: True  # runs on the submit host: compute nodes often have no internet
         conda:
             "../../environment.yml"
         params:
