@@ -9,7 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..experiments.lowrank import early_window, log_slope, mean_trace, recall_summary
+from ..experiments.lowrank import (
+    early_window,
+    lm_rank_summary,
+    log_slope,
+    mean_trace,
+    recall_summary,
+    table1_summary,
+)
 from ..io import arr
 from .core import Claim, compare, holds, within
 
@@ -157,6 +164,134 @@ def _fig2(df: pd.DataFrame, meta: dict) -> list[Claim]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# Fig 3, App. Fig. C: rank against the attention weight decay (LM and ViT)
+
+RANK_METRICS = (("eff_rank", "effective rank"), ("rank_1e2", "rank@10⁻²"))
+PRODUCTS = (("kq", "W_KᵀW_Q"), ("pv", "PW_V"))
+
+
+def _rank_trend_claims(summ: pd.DataFrame, lam_col: str, prefix: str, where: str, lam_name: str) -> list[Claim]:
+    """Mean rank non-increasing in λ (5 % tolerance) and rank(λ_max) < rank(0), per product and metric."""
+    out = []
+    for product, pname in PRODUCTS:
+        s = summ[summ["product"] == product].sort_values(lam_col)
+        lams = s[lam_col].to_numpy(float)
+        for metric, mname in RANK_METRICS:
+            v = s[metric].to_numpy(float)
+            vals = ", ".join(f"{lam:g}: {x:.3f}" for lam, x in zip(lams, v, strict=True))
+            out.append(compare(f"{prefix}{product}_{metric}_nonincreasing", f"{where}: mean {mname} of {pname} is non-increasing in "
+                               f"{lam_name} (max ratio of consecutive values; {lam_name} → value: {vals})", _nonincreasing(v, 0.05), "<=", 1.05))  # fmt: skip
+            ratio = float(v[-1] / v[0]) if len(v) > 1 and lams[0] == 0 and v[0] > 0 else float("nan")
+            out.append(compare(f"{prefix}{product}_{metric}_drop", f"{where}: mean {mname} of {pname} at the largest {lam_name} "
+                               f"({lams[-1]:g}) / at {lam_name} = 0", ratio, "<", 1.0))  # fmt: skip
+    return out
+
+
+def _lm_fig3_rows(df: pd.DataFrame, meta: dict) -> pd.DataFrame:
+    """The Fig 3 runs: λ_MLP fixed (the one value in the table)."""
+    if df.lam_mlp.nunique() != 1:
+        raise ValueError(f"Fig 3 LM table has several λ_MLP values {sorted(df.lam_mlp.unique())}")
+    return df
+
+
+def _fig3(lm: pd.DataFrame, lm_meta: dict, vit: pd.DataFrame, vit_meta: dict) -> list[Claim]:
+    lm = _lm_fig3_rows(lm, lm_meta)
+    seeds = sorted(int(x) for x in lm.seed.unique())
+    out = _rank_trend_claims(lm_rank_summary(lm), "lam_sa", "lm_", f"LM, all {lm.layer.max()} layers × heads, seeds {seeds}", "λ_SA")
+    if lm_meta.get("preset") == "paper":
+        for layer in lm_meta["layers_fig3"]:
+            d = lm[lm.layer == layer]
+            med = d.groupby(["lam_sa", "product"]).rank_1e2.median().unstack("product")
+            for product, pname in PRODUCTS:
+                v = med[product].to_numpy(float)
+                out.append(compare(f"lm_layer{layer}_{product}_median_nonincreasing", f"LM layer {layer}: per-head median rank@10⁻² of "
+                                   f"{pname} is non-increasing in λ_SA (values {v.tolist()} at λ_SA = {med.index.tolist()})",
+                                   _nonincreasing(v, 0.05), "<=", 1.05))  # fmt: skip
+    solved_acc = float(vit_meta["solved_acc"])
+    acc = vit.groupby("lam_attn").test_acc.mean()
+    solved = [float(x) for x in acc.index if acc[x] >= solved_acc]
+    out.append(holds("vit_solved", f"ViT: solved (test accuracy ≥ {solved_acc:g}) at λ_attn = 0 and at some λ_attn > 0; accuracy per λ_attn: "
+                     + ", ".join(f"{lam:g}: {a:.3f}" for lam, a in acc.items()), solved,
+                     bool(0.0 in solved and any(x > 0 for x in solved)), "0 and some λ > 0 solved"))  # fmt: skip
+    vs = lm_rank_summary(vit[vit.lam_attn.isin(solved)], by="lam_attn")
+    out += _rank_trend_claims(vs, "lam_attn", "vit_", f"ViT, solved runs, mean over {vit.layer.max()} layers × heads", "λ_attn")
+    return out
+
+
+def _figC(lm: pd.DataFrame, lm_meta: dict) -> list[Claim]:
+    lm = _lm_fig3_rows(lm, lm_meta)
+    out = []
+    for layer in lm_meta["layers_figC"]:
+        out += _rank_trend_claims(lm_rank_summary(lm, [layer]), "lam_sa", f"layer{layer}_", f"LM layer {layer}, mean over heads", "λ_SA")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 1: validation perplexity over λ_SA × λ_MLP
+
+
+def _table1(df: pd.DataFrame, meta: dict) -> list[Claim]:
+    grid = meta["grid"]
+    t = table1_summary(df)
+    expected = len(grid["lam_sa"]) * len(grid["lam_mlp"])
+    runs = df.groupby(["lam_sa", "lam_mlp", "seed"]).val_ppl.first()
+    complete = bool(len(t) == expected and (t["n"] == len(grid["seeds"])).all() and np.isfinite(runs).all())
+    out = [holds("cells_complete", f"every (λ_SA, λ_MLP) cell of the {len(grid['lam_sa'])} × {len(grid['lam_mlp'])} grid has "
+                 f"{len(grid['seeds'])} runs with a finite perplexity", f"{len(t)} cells, {len(runs)} runs", complete,
+                 f"{expected} cells × {len(grid['seeds'])} seeds, finite")]  # fmt: skip
+    best_mlp = float(t.groupby("lam_mlp")["mean"].min().idxmin())
+    col = t[np.isclose(t.lam_mlp, best_mlp)].set_index("lam_sa")
+    if not np.any(np.isclose(col.index.to_numpy(float), best_mlp)):
+        out.append(holds("lam_sa_equal_present", f"the grid has λ_SA = λ_MLP = {best_mlp:g}", False, False))
+        return out
+    ref = col.loc[col.index[np.isclose(col.index.to_numpy(float), best_mlp)][0]]
+    cells = ", ".join(f"{a:g}: {r['mean']:.4f} ± {r['se']:.4f}" for a, r in col.iterrows())
+    if meta.get("preset") == "paper":
+        small = [a for a in col.index if a == 0] + [a for a in col.index if a > 0][:1]
+        best_small = min(small, key=lambda a: col.loc[a, "mean"])
+        out.append(compare("small_lam_sa_not_worse", f"at the best λ_MLP = {best_mlp:g}: mean perplexity at λ_SA = {best_small:g} (the better "
+                           f"of 0 and the smallest λ_SA > 0) minus at λ_SA = λ_MLP (cells λ_SA: mean ± SE: {cells})",
+                           float(col.loc[best_small, "mean"] - ref["mean"]), "<=", 0.0))  # fmt: skip
+    else:
+        zero = col.loc[0.0] if 0.0 in col.index else col.iloc[0]
+        se = float(np.sqrt(zero["se"] ** 2 + ref["se"] ** 2))
+        out.append(compare("zero_lam_sa_not_worse", f"at λ_MLP = {best_mlp:g}: mean perplexity at λ_SA = {col.index[0]:g} minus at "
+                           f"λ_SA = λ_MLP, in units of the standard error of the difference ({se:.4f}); weak check, the effect may be "
+                           f"inside the noise at this scale (cells λ_SA: mean ± SE: {cells})",
+                           float((zero["mean"] - ref["mean"]) / se) if se > 0 else float("nan"), "<=", 2.0))  # fmt: skip
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Fig 4, App. Fig. B: balance ‖ABᵀ‖_* ≤ ½(‖A‖² + ‖B‖²)
+
+
+def _balance(df: pd.DataFrame, meta: dict) -> list[Claim]:
+    out = []
+    pre = df[df.family == "pretrained"]
+    for product, pname in PRODUCTS:
+        d = df[df["product"] == product]
+        r = (d.nuclear / d.frob_bound).to_numpy(float)
+        med = pre[pre["product"] == product].ratio.median()
+        out.append(compare(f"{product}_bound", f"{pname}: max over every head of every model ({d.model.nunique()} models, {len(d)} heads) of "
+                           f"‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) (never above 1; pretrained median {med:.4f})", float(np.max(r)), "<=", 1 + 1e-6))  # fmt: skip
+        if meta.get("preset") == "paper" and len(pre):
+            out.append(compare(f"{product}_median_balanced", f"{pname}: median over the {len(pre[pre['product'] == product])} heads of "
+                               f"{pre.model.iloc[0]} of ‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) (project threshold)", float(med), ">=", 0.95))  # fmt: skip
+    for fam in sorted(set(df.family) - {"pretrained"}):
+        f = df[df.family == fam]
+        med = f.groupby(["product", "lam"]).ratio.median()
+        for product, pname in PRODUCTS:
+            m = med[product]
+            lams = m.index.to_numpy(float)
+            vals = ", ".join(f"{lam:g}: {x:.4f}" for lam, x in m.items())
+            diff = float(m.iloc[-1] - m.loc[0.0]) if 0.0 in m.index and lams[-1] > 0 else float("nan")
+            out.append(compare(f"{fam}_{product}_balance_grows", f"{fam} proxies: median ‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) of {pname} at the largest "
+                               f"λ minus at λ = 0 (medians per λ: {vals})", diff, ">", 0.0))  # fmt: skip
+    return out
+
+
 def check(figure: str, *data) -> list[Claim]:
     df, meta = data[0]
     if figure == "fig1":
@@ -167,4 +302,12 @@ def check(figure: str, *data) -> list[Claim]:
         return _figL(df, meta)
     if figure == "fig2":
         return _fig2(df, meta)
+    if figure == "fig3":
+        return _fig3(df, meta, *data[1])
+    if figure == "figC":
+        return _figC(df, meta)
+    if figure == "table1":
+        return _table1(df, meta)
+    if figure in ("fig4", "figB"):
+        return _balance(df, meta)
     raise KeyError(f"no lowrank claim checks for {figure!r}")

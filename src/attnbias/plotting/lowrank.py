@@ -9,7 +9,13 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.lines import Line2D
 
-from ..experiments.lowrank import final_rows, mean_trace, recall_summary
+from ..experiments.lowrank import (
+    final_rows,
+    lm_rank_summary,
+    mean_trace,
+    recall_summary,
+    table1_summary,
+)
 from ..io import arr
 from .style import new_figure
 
@@ -200,6 +206,179 @@ def _fig2(df, meta):
     return fig
 
 
+def _stand_in(meta) -> str | None:
+    c = meta.get("corpus", {}) or {}
+    return c.get("stand_in") or meta.get("stand_in")
+
+
+def _lm_label(meta) -> str:
+    m = meta["model"]
+    c = meta.get("corpus", {})
+    tok = c.get("tokenizer", {}).get("kind", "?")
+    return (f"GPT-2 LM {m['n_layer']}L×{m['n_head']}H, d={m['n_embd']}, ctx {m['ctx']}, {tok}-level vocab {c.get('vocab_size')}, "
+            f"{meta['optimizer']['steps']} AdamW steps")  # fmt: skip
+
+
+def _per_head_panel(ax, df, layer, product, lam_col="lam_sa"):
+    """Per-head rank@10⁻² (bars, one group per λ) and effective rank (dots) of one layer."""
+    d = df[(df.layer == layer) & (df["product"] == product)]
+    g = d.groupby([lam_col, "head"])[["rank_1e2", "eff_rank"]].mean().reset_index()
+    lams = sorted(g[lam_col].unique())
+    heads = sorted(g["head"].unique())
+    w = 0.8 / max(len(heads), 1)
+    cmap = colormaps["tab20"]
+    for j, h in enumerate(heads):
+        gh = g[g["head"] == h].set_index(lam_col).loc[lams]
+        x = np.arange(len(lams)) - 0.4 + (j + 0.5) * w
+        ax.bar(x, gh.rank_1e2, width=w, color=cmap(j % 20), alpha=0.55, label=f"head {h}" if len(heads) <= 8 else None)
+        ax.plot(x, gh.eff_rank, "k.", ms=3)
+    ax.set_xticks(np.arange(len(lams)), [f"{x:g}" for x in lams])
+    ax.set(xlabel="λ_SA (attention weight decay)", ylabel="rank per head (bars rank@$10^{-2}$, dots eff. rank)")
+    ax.set_title(f"layer {layer}: {NAMES[product]}")
+
+
+def _fig3(lm, lm_meta, vit, vit_meta):
+    layer = lm_meta["layers_fig3"][0]
+    fig, axes = new_figure(13.0, 3.6, ncols=4)
+    for j, product in enumerate(("kq", "pv")):
+        _per_head_panel(axes[j], lm, layer, product)
+        axes[j].set_ylim(0, lm_meta["model"]["d_head"] + 1)
+    axes[0].legend(loc="upper right", fontsize=6)
+    solved_acc = float(vit_meta["solved_acc"])
+    summ = lm_rank_summary(vit, by="lam_attn")
+    acc = vit.groupby("lam_attn").test_acc.mean()
+    d_head = vit_meta["model"]["d_head"]
+    for j, product in enumerate(("kq", "pv")):
+        ax = axes[2 + j]
+        s = summ[summ["product"] == product].sort_values("lam_attn")
+        ax.plot(s.lam_attn, s.eff_rank, "o-", color="tab:blue", label="effective rank")
+        ax.plot(s.lam_attn, s.rank_1e2, "s--", color="tab:orange", mfc="none", label="rank@$10^{-2}$")
+        uns = acc[acc < solved_acc]
+        for lam in uns.index:
+            ax.plot([lam], s.set_index("lam_attn").loc[[lam], "eff_rank"], "kx", ms=8)
+        ax.set_xscale("symlog", linthresh=max(min([x for x in s.lam_attn if x > 0] or [1]), 1e-3))
+        ax.set(xlabel="λ_attn (attention weight decay)", ylabel=f"mean rank over heads and layers (max {d_head})", ylim=(0, d_head + 1))
+        ax.set_title(f"ViT: {NAMES[product]}")
+        tw = ax.twinx()
+        tw.plot(acc.index, acc.values, "d:", color="tab:green", ms=4)
+        tw.set_ylim(0, 1.05)
+        tw.set_ylabel("test accuracy (green)", color="tab:green")
+        tw.grid(False)
+    axes[2].legend(loc="lower left", fontsize=6)
+    vm = vit_meta["model"]
+    lm_si, vit_si = _stand_in(lm_meta), _stand_in(vit_meta)
+    title = (f"Fig 3: weight decay on attention lowers the rank.  Left: {_lm_label(lm_meta)}, λ_MLP = {lm.lam_mlp.iloc[0]:g}, "
+             f"layer {layer}.  Right: ViT {vm['layers']}L×{vm['heads']}H, d={vm['hidden']}, {vm['tokens']} tokens; ✕ = accuracy < {solved_acc:g}")
+    if lm_si or vit_si:
+        title += f"\n[stand-ins: {lm_si or lm_meta['corpus']['name']}; {vit_si or vit_meta['dataset']}]"
+    fig.suptitle(title, fontsize=8.5)
+    return fig
+
+
+def _figC(lm, meta):
+    layers = meta["layers_figC"]
+    fig, axes = new_figure(3.3 * 2 * len(layers), 3.6, ncols=2 * len(layers), squeeze=False)
+    for i, layer in enumerate(layers):
+        for j, product in enumerate(("kq", "pv")):
+            ax = axes[0, 2 * i + j]
+            _per_head_panel(ax, lm, layer, product)
+            ax.set_ylim(0, meta["model"]["d_head"] + 1)
+    axes[0, 0].legend(loc="upper right", fontsize=6)
+    si = _stand_in(meta)
+    fig.suptitle(f"App. Fig. C: per-head rank in layers {', '.join(map(str, layers))}; {_lm_label(meta)}, λ_MLP = {lm.lam_mlp.iloc[0]:g}"
+                 + (f"\n[stand-in: {si}]" if si else ""), fontsize=8.5)  # fmt: skip
+    return fig
+
+
+def _table1(df, meta):
+    t = table1_summary(df)
+    sa = sorted(t.lam_sa.unique())
+    mlp = sorted(t.lam_mlp.unique())
+    M = t.pivot(index="lam_sa", columns="lam_mlp", values="mean").reindex(index=sa, columns=mlp)
+    S = t.pivot(index="lam_sa", columns="lam_mlp", values="std").reindex(index=sa, columns=mlp)
+    fig, ax = new_figure(max(5.2, 2.2 + 1.4 * len(mlp)), 1.9 + 0.55 * len(sa))
+    im = ax.imshow(M.to_numpy(float), cmap="viridis_r", aspect="auto")
+    for i in range(len(sa)):
+        for j in range(len(mlp)):
+            m, sd = M.iat[i, j], S.iat[i, j]
+            if np.isfinite(m):
+                ax.text(j, i, f"{m:.3f}" + (f"\n± {sd:.3f}" if np.isfinite(sd) else ""), ha="center", va="center", fontsize=7,
+                        color="white" if m > np.nanmean(M.to_numpy(float)) else "black")  # fmt: skip
+    ax.set_xticks(range(len(mlp)), [f"{x:g}" for x in mlp])
+    ax.set_yticks(range(len(sa)), [f"{x:g}" for x in sa])
+    ax.set(xlabel="λ_MLP", ylabel="λ_SA")
+    ax.grid(False)
+    fig.colorbar(im, ax=ax, label="validation perplexity")
+    si = _stand_in(meta)
+    ax.set_title(f"Table 1: validation perplexity, mean ± std over {int(t['n'].max())} seeds\n({meta.get('preset')} preset"
+                 + (f"; stand-in: {si.split(' (')[0]})" if si else ")"), fontsize=8)  # fmt: skip
+    return fig
+
+
+PRODUCT_AXES = {
+    "kq": ("$\\frac{1}{2}(\\|W_Q^h\\|_F^2 + \\|W_K^h\\|_F^2)$", "$\\|W_K^{h\\top}W_Q^h\\|_*$"),
+    "pv": ("$\\frac{1}{2}(\\|P^h\\|_F^2 + \\|W_V^h\\|_F^2)$", "$\\|P^hW_V^h\\|_*$"),
+}
+
+
+def _balance_scatter(ax, d, product):
+    layers = sorted(d.layer.unique())
+    cmap = colormaps["viridis"]
+    n = max(len(layers) - 1, 1)
+    for i, layer in enumerate(layers):
+        g = d[(d.layer == layer) & (d["product"] == product)]
+        ax.plot(g.frob_bound, g.nuclear, "o", ms=2.5, color=cmap(0.9 * i / n), label=f"layer {layer}" if len(layers) <= 12 else None)
+    g = d[d["product"] == product]
+    hi = float(max(g.frob_bound.max(), g.nuclear.max())) * 1.05
+    lo = float(min(g.frob_bound.min(), g.nuclear.min())) * 0.95
+    ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="y = x")
+    ax.set(xlabel=f"x = {PRODUCT_AXES[product][0]}", ylabel=f"y = {PRODUCT_AXES[product][1]}")
+
+
+def _fig4(df, meta):
+    pre = df[df.family == "pretrained"]
+    fig, axes = new_figure(10.5, 3.4, ncols=3)
+    for j, product in enumerate(("kq", "pv")):
+        _balance_scatter(axes[j], pre, product)
+        med = pre[pre["product"] == product].ratio.median()
+        axes[j].set_title(f"{NAMES[product]}: per head (median y/x = {med:.4f})")
+    axes[0].legend(loc="upper left", fontsize=5.5, ncol=2)
+    ax = axes[2]
+    for product, c in (("kq", "tab:blue"), ("pv", "tab:orange")):
+        ax.hist(pre[pre["product"] == product].ratio, bins=30, alpha=0.6, color=c, label=NAMES[product])
+    ax.set(xlabel="y / x = ‖ABᵀ‖$_*$ / ½(‖A‖² + ‖B‖²)", ylabel="heads", title="balance ratio (1 = balanced)")
+    ax.legend(loc="upper left")
+    arch = meta.get("architecture", {})
+    si = meta.get("stand_in")
+    fig.suptitle(f"Fig 4: balance of pretrained attention, {meta.get('model_name')} ({arch.get('layers')} layers × {arch.get('heads')} heads)"
+                 + (f"\n[stand-in: {si}]" if si else ""), fontsize=8.5)  # fmt: skip
+    return fig
+
+
+def _figB(df, meta):
+    pre = df[df.family == "pretrained"]
+    proxies = df[df.family != "pretrained"]
+    ncols = 3 if len(proxies) else 2
+    fig, axes = new_figure(3.6 * ncols, 3.4, ncols=ncols)
+    for j, product in enumerate(("kq", "pv")):
+        ax = axes[j]
+        layers = sorted(pre.layer.unique())
+        data = [pre[(pre.layer == layer) & (pre["product"] == product)].ratio.to_numpy() for layer in layers]
+        ax.boxplot(data, positions=layers, widths=0.6, showfliers=True, flierprops={"ms": 2})
+        ax.set(xlabel="layer", ylabel="y / x per head", title=f"{NAMES[product]}: balance ratio by layer")
+    if len(proxies):
+        ax = axes[2]
+        for (fam, product), g in proxies.groupby(["family", "product"]):
+            med = g.groupby("lam").ratio.median()
+            ax.plot(med.index, med.values, "o-" if product == "kq" else "s--", label=f"{fam} {NAMES[product]}")
+        ax.set(xlabel="λ (AdamW weight decay of the proxy run)", ylabel="median y / x over heads", title="proxies trained with known λ")
+        ax.legend(loc="lower right", fontsize=6)
+    si = meta.get("stand_in")
+    fig.suptitle(f"App. Fig. B: balance per layer of {meta.get('model_name')}" + (" and of the Fig 2 recall proxies" if len(proxies) else "")
+                 + (f"\n[stand-in: {si}]" if si else ""), fontsize=8.5)  # fmt: skip
+    return fig
+
+
 def plot(figure: str, *data):
     df, meta = data[0]
     if figure == "fig1":
@@ -210,4 +389,14 @@ def plot(figure: str, *data):
         return _figL(df, meta)
     if figure == "fig2":
         return _fig2(df, meta)
+    if figure == "fig3":
+        return _fig3(df, meta, *data[1])
+    if figure == "figC":
+        return _figC(df, meta)
+    if figure == "table1":
+        return _table1(df, meta)
+    if figure == "fig4":
+        return _fig4(df, meta)
+    if figure == "figB":
+        return _figB(df, meta)
     raise KeyError(f"no lowrank plot for {figure!r}")

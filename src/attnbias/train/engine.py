@@ -15,6 +15,20 @@
 
 The task is given by ``loss_fn(model, batch) -> (loss, {name: float})`` over a dict of equally long
 tensors, so the same loop serves images (``{"x", "y"}``) and token windows (``{"ids"}``).
+
+Two data sources:
+
+* **static** ``data`` (a dict of tensors, kept on the device): each epoch draws a permutation from
+  the seeded generator and walks through it;
+* **online** ``batch_fn(step, generator) -> dict of tensors``: the batch of update ``step`` (0-based
+  count of the updates done before it) is produced on demand, e.g. fresh associative-recall samples
+  or windows of a token stream.  ``step`` continues across epochs (an epoch is then just
+  ``steps_per_epoch`` updates between metrics and checkpoints).  For exact resume the batch must be
+  a function of (seed, step) or of the engine's generator, whose state is checkpointed.
+
+Optional per-run refinements (``TrainConfig``): learning-rate warm-up and cosine or linear decay,
+global-norm gradient clipping and gradient accumulation over micro-batches.  They are computed from
+the global step, so a resumed run continues its schedule exactly.
 """
 
 from __future__ import annotations
@@ -24,6 +38,7 @@ import hashlib
 import inspect
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Callable
@@ -56,9 +71,37 @@ class TrainConfig:
     compile: bool = False
     ckpt_every: int = 1  # epochs between checkpoints
     extra: dict = field(default_factory=dict)  # optimiser-specific settings, e.g. SPS cap
+    # refinements added later; at their defaults they leave the fingerprint of older runs unchanged
+    schedule: str = "constant"  # constant | cosine | linear (decay to final_lr_frac · lr after warm-up)
+    warmup_steps: int = 0  # linear warm-up from lr/warmup_steps to lr
+    final_lr_frac: float = 0.0  # lr at the last step of the cosine/linear decay, as a fraction of lr
+    grad_clip: float | None = None  # global gradient-norm clipping (None: off)
+    grad_accum: int = 1  # micro-batches per update (each batch is split into this many chunks)
 
     def fingerprint(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True, default=str).encode()).hexdigest()[:16]
+        d = asdict(self)
+        for name, default in _LATER_DEFAULTS.items():
+            if d[name] == default:
+                d.pop(name)
+        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def lr_factor(self, step: int, total: int) -> float:
+        """Multiplier of the base learning rate for update ``step`` (0-based) of ``total``."""
+        if self.warmup_steps and step < self.warmup_steps:
+            return (step + 1) / self.warmup_steps
+        if self.schedule == "constant":
+            return 1.0
+        progress = min(1.0, (step - self.warmup_steps) / max(1, total - self.warmup_steps))
+        if self.schedule == "cosine":
+            shape = 0.5 * (1.0 + math.cos(math.pi * progress))
+        elif self.schedule == "linear":
+            shape = 1.0 - progress
+        else:
+            raise ValueError(f"unknown schedule {self.schedule!r}; known: constant, cosine, linear")
+        return self.final_lr_frac + (1.0 - self.final_lr_frac) * shape
+
+
+_LATER_DEFAULTS = {"schedule": "constant", "warmup_steps": 0, "final_lr_frac": 0.0, "grad_clip": None, "grad_accum": 1}
 
 
 def resolve_device(accelerator: str = "auto") -> torch.device:
@@ -118,7 +161,7 @@ def _write_log(path: Path | None, history: list[dict]) -> None:
 
 def fit(
     model: torch.nn.Module,
-    data: dict[str, torch.Tensor],
+    data: dict[str, torch.Tensor] | None,
     loss_fn: Callable,
     cfg: TrainConfig,
     device: torch.device,
@@ -128,18 +171,31 @@ def fit(
     param_groups=None,
     image_key: str | None = "x",
     progress: bool = True,
+    batch_fn: Callable[[int, torch.Generator], dict[str, torch.Tensor]] | None = None,
 ) -> list[dict]:
     """Train and return the per-epoch history (epoch 0 = before training, when ``on_epoch_end``).
 
     ``data``: dict of tensors with a common first dimension; moved to ``device`` once (datasets
-    are kept on the GPU).  ``param_groups``: optional optimiser parameter groups (e.g. separate
-    weight decay for attention and MLP).  ``checkpoint``: resume file (undeclared in Snakemake).
+    are kept on the GPU).  ``batch_fn``: an online source used instead of ``data`` (pass
+    ``data=None``; ``cfg.steps_per_epoch`` is then required): ``batch_fn(step, generator)`` returns
+    the batch of update ``step`` (global, 0-based), on any device.  ``param_groups``: optional
+    optimiser parameter groups (e.g. separate weight decay for attention and MLP).  ``checkpoint``:
+    resume file (undeclared in Snakemake).
     """
+    if batch_fn is None and data is None:
+        raise ValueError("fit needs static `data` or an online `batch_fn`")
+    if batch_fn is not None and not cfg.steps_per_epoch:
+        raise ValueError("an online batch_fn needs cfg.steps_per_epoch (updates between epoch ends)")
+    if cfg.grad_accum < 1:
+        raise ValueError(f"grad_accum must be >= 1, got {cfg.grad_accum}")
     torch.manual_seed(cfg.seed)
     model.to(device)
-    data = {k: v.to(device) for k, v in data.items()}
-    n = len(next(iter(data.values())))
+    if batch_fn is None:
+        data = {k: v.to(device) for k, v in data.items()}
+        n = len(next(iter(data.values())))
     opt = make_optimizer(param_groups if param_groups is not None else model.parameters(), cfg)
+    base_lrs = [g["lr"] for g in opt.param_groups]  # before a resumed state overwrites them
+    scheduled = cfg.schedule != "constant" or cfg.warmup_steps > 0
     takes_loss = "loss" in inspect.signature(opt.step).parameters
     gen = torch.Generator().manual_seed(cfg.seed)
     history: list[dict] = []
@@ -165,24 +221,38 @@ def fit(
         history.append({"epoch": 0, **on_epoch_end(model, 0)})
         _write_log(metrics_path, history)
     steps = cfg.steps_per_epoch or max(1, n // cfg.batch_size)
+    total = steps * cfg.epochs
+    params = [p for g in opt.param_groups for p in g["params"]]
     bar = tqdm(range(start, cfg.epochs + 1), initial=start - 1, total=cfg.epochs, disable=not progress, desc="epochs")
     for epoch in bar:
         model.train()
         t0 = time.perf_counter()
-        perm = torch.randperm(n, generator=gen).to(device)
+        if batch_fn is None:
+            perm = torch.randperm(n, generator=gen).to(device)
         sums: dict[str, torch.Tensor] = {}
         for s in range(steps):
-            idx = perm[(s * cfg.batch_size) % n : (s * cfg.batch_size) % n + cfg.batch_size]
-            if len(idx) < cfg.batch_size:  # wrap around for steps_per_epoch > one pass
-                idx = torch.cat([idx, perm[: cfg.batch_size - len(idx)]])
-            batch = {k: v[idx] for k, v in data.items()}
+            step = (epoch - 1) * steps + s
+            if batch_fn is None:
+                idx = perm[(s * cfg.batch_size) % n : (s * cfg.batch_size) % n + cfg.batch_size]
+                if len(idx) < cfg.batch_size:  # wrap around for steps_per_epoch > one pass
+                    idx = torch.cat([idx, perm[: cfg.batch_size - len(idx)]])
+                batch = {k: v[idx] for k, v in data.items()}
+            else:
+                batch = {k: v.to(device, non_blocking=True) for k, v in batch_fn(step, gen).items()}
             if image_key in batch and (cfg.augment_pad or cfg.augment_flip):
                 batch[image_key] = random_crop_flip(batch[image_key], cfg.augment_pad, cfg.augment_flip, gen)
-            ctx = torch.autocast("cuda", dtype=torch.bfloat16) if use_bf16 else contextlib.nullcontext()
-            with ctx:
-                loss, stats = loss_fn(step_model, batch)
+            if scheduled:
+                factor = cfg.lr_factor(step, total)
+                for g, base in zip(opt.param_groups, base_lrs, strict=True):
+                    g["lr"] = base * factor
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            if cfg.grad_accum == 1:
+                loss, stats = _forward(loss_fn, step_model, batch, use_bf16)
+                loss.backward()
+            else:
+                loss, stats = _accumulate(loss_fn, step_model, batch, use_bf16, cfg.grad_accum)
+            if cfg.grad_clip:
+                torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
             if takes_loss:  # e.g. the stochastic Polyak step needs the minibatch loss
                 opt.step(loss=loss.detach())
             else:
@@ -192,6 +262,8 @@ def fit(
             for k, v in stats.items():
                 sums[k] = sums.get(k, 0.0) + torch.as_tensor(v, device=loss.device).detach().float()
         row = {"epoch": epoch, **{k: float(v) / steps for k, v in sums.items()}}
+        if scheduled:
+            row["lr"] = float(opt.param_groups[0]["lr"])
         row["epoch_seconds"] = time.perf_counter() - t0
         if on_epoch_end is not None:
             model.eval()
@@ -213,3 +285,24 @@ def fit(
                 ckpt,
             )
     return history
+
+
+def _forward(loss_fn, model, batch, use_bf16: bool):
+    ctx = torch.autocast("cuda", dtype=torch.bfloat16) if use_bf16 else contextlib.nullcontext()
+    with ctx:
+        return loss_fn(model, batch)
+
+
+def _accumulate(loss_fn, model, batch, use_bf16: bool, parts: int):
+    """Backward over ``parts`` equal micro-batches; returns the mean loss and mean statistics."""
+    chunks = {k: torch.chunk(v, parts) for k, v in batch.items()}
+    if any(len(c) != parts for c in chunks.values()):
+        raise ValueError(f"a batch of {len(next(iter(batch.values())))} does not split into grad_accum={parts} micro-batches")
+    total, stats = 0.0, {}
+    for i in range(parts):
+        loss, st = _forward(loss_fn, model, {k: c[i] for k, c in chunks.items()}, use_bf16)
+        (loss / parts).backward()
+        total = total + loss.detach() / parts
+        for k, v in st.items():
+            stats[k] = stats.get(k, 0.0) + torch.as_tensor(v).detach().float() / parts
+    return total, stats
