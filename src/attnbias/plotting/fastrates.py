@@ -200,4 +200,117 @@ def plot(figure: str, data: tuple):
         return _fig10(df, meta)
     if figure == "table1":
         return _table1(df, meta)
+    if figure in ("fig1", "fig4", "fig7"):
+        return _dl_figure(df, meta, _dl_title(figure, meta))
+    if figure == "fig6":
+        return _fig6(df, meta)
     raise KeyError(f"no fastrates figure {figure!r}")
+
+
+# --------------------------------------------------------------------------- deep-learning figures
+
+
+def _dl_color(opt: str) -> str:
+    return METHOD_COLORS["adam" if opt == "adamw" else opt]
+
+
+def _dl_step_label(opt: str, value: float, run: dict | None) -> str:
+    """Legend entry: the optimiser and its chosen step-size setting."""
+    from ..experiments.fastrates import DL_LABELS
+
+    if opt == "sngd":
+        eff = (run or {}).get("effective_lr", value)
+        matched = (run or {}).get("step_size_matching")
+        return f"SNGD (η={eff:.3g}" + (f", matched to SGD lr {value:g})" if matched else ")")
+    if opt == "sps":
+        return f"SPS (γ_b={value:g}, c={(run or {}).get('optimizer_extra', {}).get('c', 0.5):g})"
+    return f"{DL_LABELS[opt]} (lr={value:g})"
+
+
+def _grids_text(meta: dict) -> str:
+    from ..experiments.fastrates import DL_LABELS
+
+    parts = []
+    for o in meta["optimizers"]:
+        e = meta["selection"][o]
+        g = "{" + ", ".join(f"{v:g}" for v in e["grid"]) + "}"
+        parts.append(f"{DL_LABELS[o]} {g}")
+    return "; ".join(parts)
+
+
+def _dl_figure(df, meta, title: str):
+    """Train loss, train accuracy, test loss and test accuracy per optimiser (the grid value chosen on
+    the validation split drawn solid; the other grid values thin and faint)."""
+    x_unit = meta.get("x_unit", "steps")
+    xcol = "epoch" if x_unit == "epochs" else "step"
+    fig, all_axes = new_figure(14.5, 3.1, ncols=5, gridspec_kw={"width_ratios": [1, 1, 1, 1, 0.62]})
+    axes, legend_ax = all_axes[:4], all_axes[4]
+    panels = [("train_loss", "(a) train loss", "cross-entropy"), ("train_acc", "(b) train accuracy", "accuracy"),
+              ("test_loss", "(c) test loss", "cross-entropy"), ("test_acc", "(d) test accuracy", "accuracy")]  # fmt: skip
+    for opt in meta["optimizers"]:
+        d = df[df.optimizer == opt]
+        for value, g in d.groupby("lr"):
+            chosen = bool(g.selected.iloc[0])
+            label = _dl_step_label(opt, value, meta["runs"].get(opt)) if chosen else None
+            for ax, (col, _, _) in zip(axes, panels, strict=True):
+                h = g[[xcol, col]].dropna()
+                if h.empty:
+                    continue
+                kw = {"lw": 1.4, "marker": "o" if col.startswith("test") else None, "ms": 2.5} if chosen else {"lw": 0.7, "alpha": 0.3, "ls": "--"}
+                ax.plot(h[xcol], h[col], color=_dl_color(opt), label=label if col == "test_loss" else None, **kw)
+    for ax, (_, t, yl) in zip(axes, panels, strict=True):
+        ax.set_title(t)
+        ax.set_xlabel(x_unit)
+        ax.set_ylabel(yl)
+    legend_ax.axis("off")
+    handles, labels = axes[2].get_legend_handles_labels()
+    legend_ax.legend(handles, labels, loc="center left", fontsize=7, title="chosen values", title_fontsize=7, frameon=False)
+    sel = meta.get("select_at")
+    where = f"{x_unit[:-1]} {sel}" if sel else "the end"
+    note = f"learning rate per optimiser chosen on the validation split ({meta['sizes']['val']} examples) at {where}, grids: {_grids_text(meta)}"
+    stand_in = meta.get("stand_in")
+    head = f"{title}\n[stand-in: {stand_in}]" if stand_in else title
+    fig.suptitle(f"{head}\n{note}; faint dashed: the other grid values", fontsize=8)
+    return fig
+
+
+def _dl_title(figure: str, meta: dict) -> str:
+    if figure == "fig7":
+        m = meta["model"]
+        what = "CIFAR-10" if meta["dataset"] == "cifar10" else "digits"
+        return (f"[proposal] Fig 7: ViT ({m['layers']} layers, hidden {m['hidden']}, {m['tokens']} tokens) trained from scratch on {what}, "
+                f"batch {meta['batch_size']}, {meta['epochs']} epochs")  # fmt: skip
+    task = {"fig1": "MNLI", "fig4": "CivilComments"}[figure]
+    size = f", batch {meta['batch_size']}, max length {meta['max_length']}, {meta['steps']} steps"
+    if meta["model"] == "minilm":
+        return f"Fig {figure[3:]} (paper: BERT on {task}): fine-tuning the pretrained MiniLM-L6 ({meta['parameters'] / 1e6:.1f} M parameters){size}"
+    return f"Fig {figure[3:]}: fine-tuning {meta['model']} ({meta['parameters'] / 1e6:.0f} M parameters) on {task}{size}"
+
+
+def _fig6(df, meta):
+    from ..experiments.fastrates import LABELS
+
+    fig, axes = new_figure(11.0, 2.9, ncols=4)
+    for m in METHODS:
+        d = df[(df.method == m) & (df.t >= 1)].sort_values("t")
+        c = METHOD_COLORS[m]
+        axes[0].plot(d.t, 10.0 ** np.maximum(d.log10_loss, CLIP), color=c, label=LABELS[m])
+        axes[1].plot(d.t, d.test_acc, color=c, label=f"{LABELS[m]} test")
+        axes[1].plot(d.t, d.train_acc, color=c, ls=":", lw=0.9)
+        w, u = d[d.norm_W > 0], d[d.norm_u > 0]  # log axis: W_t = 0 until u ≠ 0 moves it
+        axes[2].plot(w.t, w.norm_W, color=c, label=f"{LABELS[m]} ‖W‖")
+        axes[2].plot(u.t, u.norm_u, color=c, ls="--", label=f"{LABELS[m]} ‖u‖")
+        axes[3].plot(d.t, d.max_attn, color=c)
+    _axes(axes[0], "(a) train loss", "L(W_t, u_t)", top=10.0 ** (float(df.log10_loss.max()) + 0.3))
+    _axes(axes[1], "(b) accuracy (test solid, train dotted)", "accuracy", logy=False)
+    _axes(axes[2], "(c) norms", "‖W_t‖_F (solid), ‖u_t‖ (dashed)")
+    _axes(axes[3], "(d) attention sparsity", "mean max_τ s_τ", logy=False)
+    axes[0].legend(loc="lower left")
+    axes[2].legend(loc="upper left", ncol=2, fontsize=5.5)
+    what = "MNIST" if meta["dataset"] == "mnist" else "digits"
+    head = (f"[proposal] Fig 6: Φ(X) = uᵀXᵀsoftmax(XWx₁) on {what} 0 vs 1 ({meta['n_train']} train / {meta['n_test']} test, T={meta['T']}, d={meta['d']}), "
+            f"joint (W, u) from 0, η={meta['lr']:g}, PS with L* = 0")  # fmt: skip
+    if meta.get("stand_in"):
+        head += f"\n[stand-in: {meta['stand_in']}]"
+    fig.suptitle(head, fontsize=8)
+    return fig

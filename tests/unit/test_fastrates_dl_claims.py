@@ -1,0 +1,179 @@
+"""fastrates Figs 1/4/6/7: learning-rate selection on the validation split, the gather step, the claim
+checks on constructed tables (exact values), and Fig 6's tokens and quick-preset claims."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnbias.claims.fastrates import (
+    check,
+    final_test_acc,
+    final_train_loss,
+    log_loss_auc,
+    train_loss_auc,
+)
+from attnbias.experiments.fastrates import (
+    DL_COLUMNS,
+    compute_fig6,
+    gather_dl,
+    patch_tokens,
+    select_runs,
+)
+from attnbias.io import save_data
+
+STEPS = np.arange(0, 41, 4)
+
+
+def _run(opt, lr, train_loss, test_acc, val_loss, final_test=None):
+    """A per-run table shaped like train_text's output (train loss per row; test at 0, 20, 40)."""
+    n = len(STEPS)
+    df = pd.DataFrame({
+        "optimizer": opt, "lr": lr, "step": STEPS,
+        "train_loss": np.r_[np.nan, np.asarray(train_loss, float)], "train_acc": np.r_[np.nan, np.full(n - 1, 0.5)],
+        "test_loss": [1.1 if s in (0, 20, 40) else np.nan for s in STEPS],
+        "test_acc": [test_acc if s == 40 else (0.35 if s in (0, 20) else np.nan) for s in STEPS],
+        "val_loss": [val_loss if s == 40 else np.nan for s in STEPS], "val_acc": [0.5 if s == 40 else np.nan for s in STEPS],
+    })  # fmt: skip
+    meta = {
+        "optimizer": opt, "grid_value": lr, "effective_lr": lr, "val_loss_at_select": val_loss, "select_at": 40,
+        "optimizer_extra": {"c": 0.5} if opt == "sps" else {}, "final_test": final_test, "dataset": "tweets_sentiment",
+        "stand_in": "tweets", "sizes": {"train": 2000, "val": 300, "test": 300}, "model": "minilm", "batch_size": 16,
+        "max_length": 64, "steps": 40, "x_unit": "steps", "columns": dict(DL_COLUMNS),
+    }  # fmt: skip
+    return df, meta
+
+
+def _gather(tmp_path, runs, preset="quick", figure="fig1"):
+    parts = []
+    for df, meta in runs:
+        p = tmp_path / f"{meta['optimizer']}_lr{meta['grid_value']:g}.csv"
+        save_data(df, meta, p, preset=preset)
+        parts.append(str(p))
+    return gather_dl(figure, parts, preset)
+
+
+def _linear(start, end):
+    return np.linspace(start, end, len(STEPS) - 1)
+
+
+def test_select_runs_uses_the_validation_loss_and_flags_edges():
+    runs = [_run("sgd", lr, _linear(1, 0.9), 0.5, v) for lr, v in ((0.01, 0.90), (0.03, 0.70), (0.1, float("nan")))]
+    runs += [_run("sps", lr, _linear(1, 0.8), 0.5, v) for lr, v in ((0.3, 0.6), (0.1, 0.8))]
+    sel = select_runs(runs)
+    assert sel["sgd"]["grid"] == [0.01, 0.03, 0.1] and sel["sgd"]["chosen"] == 0.03 and not sel["sgd"]["at_edge"]
+    assert sel["sps"]["grid"] == [0.1, 0.3] and sel["sps"]["chosen"] == 0.3 and sel["sps"]["at_edge"]  # sorted grid
+    # a diverged run (NaN validation loss) is never chosen, even when every other value is worse
+    sel2 = select_runs([_run("sgd", 0.1, _linear(1, 0.9), 0.5, float("nan")), _run("sgd", 0.01, _linear(1, 0.9), 0.5, 5.0)])
+    assert sel2["sgd"]["chosen"] == 0.01
+
+
+def _four(sngd_end=0.6, sps_end=0.7, sgd_end=0.9, accs=(0.60, 0.66, 0.62, 0.68), final_tests=None):
+    ft = final_tests or {}
+    return [
+        _run("sgd", 0.03, _linear(1.1, sgd_end), accs[0], 0.9, ft.get("sgd")),
+        _run("sngd", 0.1, _linear(1.1, sngd_end), accs[1], 0.8, ft.get("sngd")),
+        _run("sps", 0.1, _linear(1.1, sps_end) if np.isscalar(sps_end) else sps_end, accs[2], 0.85, ft.get("sps")),
+        _run("adamw", 5e-5, _linear(1.1, 0.5), accs[3], 0.7, ft.get("adamw")),
+    ]
+
+
+def test_gather_marks_the_chosen_runs_and_records_the_grids(tmp_path):
+    runs = _four() + [_run("sgd", 0.01, _linear(1.1, 1.0), 0.4, 1.0)]
+    df, meta = _gather(tmp_path, runs)
+    assert set(df.columns) == set(meta["columns"]) and "selected" in df.columns
+    chosen = df[df.selected].groupby("optimizer").lr.first().to_dict()
+    assert chosen == {"adamw": 5e-5, "sgd": 0.03, "sngd": 0.1, "sps": 0.1}
+    assert meta["optimizers"] == ["sgd", "sngd", "sps", "adamw"]
+    assert meta["selection"]["sgd"]["grid"] == [0.01, 0.03] and meta["selection"]["sgd"]["val_loss"] == [1.0, 0.9]
+    assert meta["preset"] == "quick" and meta["runs"]["sgd"]["grid_value"] == 0.03
+    assert len(df) == 5 * len(STEPS)
+
+
+def test_quick_claims_exact_values_and_a_failing_case(tmp_path):
+    df, meta = _gather(tmp_path, _four())
+    # linear curves from 1.1 at step 4 to the end value at step 40: AUC = the mean of the two ends
+    assert train_loss_auc(df, "sgd") == pytest.approx((1.1 + 0.9) / 2)
+    assert train_loss_auc(df, "sngd") == pytest.approx((1.1 + 0.6) / 2)
+    # last 20 % of 40 steps: the rows at steps 36 and 40
+    assert final_train_loss(df, "sps") == pytest.approx(np.mean(_linear(1.1, 0.7)[-2:]))
+    assert final_test_acc(df, meta, "sngd") == pytest.approx(0.66)
+    claims = {c.id: c for c in check("fig1", (df, meta))}
+    assert set(claims) == {"finite", "auc_sngd", "final_sngd", "test_acc_sngd", "auc_sps", "final_sps", "test_acc_sps"}
+    assert all(c.passed for c in claims.values())
+    assert claims["auc_sngd"].value == pytest.approx(-0.15) and claims["test_acc_sps"].value == pytest.approx(0.02)
+    # SPS drops fast, then climbs and ends above SGD, 2 points less accurate: AUC passes, the rest fails
+    sps = np.r_[np.linspace(1.1, 0.7, 5), np.linspace(0.75, 0.95, 5)]
+    bad, bmeta = _gather(tmp_path / "bad", _four(sps_end=sps, accs=(0.60, 0.66, 0.58, 0.68)))
+    verdict = {c.id: c.passed for c in check("fig4", (bad, bmeta))}
+    assert not verdict["final_sps"] and not verdict["test_acc_sps"] and verdict["auc_sps"] and verdict["auc_sngd"]
+
+
+def test_paper_claims_use_ratios_points_and_the_full_final_test(tmp_path):
+    finals = {"sgd": {"acc": 0.70, "loss": 0.8, "n": 97320}, "sngd": {"acc": 0.745, "loss": 0.5, "n": 97320},
+              "sps": {"acc": 0.71, "loss": 0.6, "n": 97320}, "adamw": {"acc": 0.76, "loss": 0.4, "n": 97320}}  # fmt: skip
+    df, meta = _gather(tmp_path / "p", _four(sngd_end=0.4, sps_end=0.5, sgd_end=1.0, final_tests=finals), preset="paper", figure="fig4")
+    claims = {c.id: c for c in check("fig4", (df, meta))}
+    assert {"loss_ratio_sngd", "test_acc_sngd", "adam_gap_sngd", "loss_ratio_sps", "test_acc_sps", "adam_gap_sps"} <= set(claims)
+    assert claims["loss_ratio_sngd"].value == pytest.approx(final_train_loss(df, "sngd") / final_train_loss(df, "sgd"))
+    assert claims["loss_ratio_sngd"].passed and not claims["loss_ratio_sps"].passed  # 0.51 / 1.0 > 0.5
+    assert claims["test_acc_sngd"].value == pytest.approx(0.045) and claims["test_acc_sngd"].passed
+    assert not claims["test_acc_sps"].passed  # +1 point < +2 points
+    assert claims["adam_gap_sngd"].value == pytest.approx(0.015) and claims["adam_gap_sngd"].passed
+    assert not claims["adam_gap_sps"].passed  # 5 points behind AdamW
+
+
+def test_grid_edge_claim_only_for_tuned_optimizers(tmp_path):
+    runs = _four() + [_run("sngd", 0.3, _linear(1.1, 0.7), 0.6, 0.95), _run("sngd", 0.03, _linear(1.1, 0.7), 0.6, 0.99)]
+    df, meta = _gather(tmp_path, runs)
+    edge = [c for c in check("fig1", (df, meta)) if c.id == "lr_interior"]
+    assert len(edge) == 1 and edge[0].passed  # SNGD chose 0.1 inside {0.03, 0.1, 0.3}
+    runs[-1] = _run("sngd", 0.03, _linear(1.1, 0.7), 0.6, 0.1)  # now the smallest value wins
+    df, meta = _gather(tmp_path / "edge", runs)
+    edge = [c for c in check("fig1", (df, meta)) if c.id == "lr_interior"]
+    assert not edge[0].passed and edge[0].value == ["sngd"]
+
+
+def test_fig7_claims_per_preset(tmp_path):
+    runs = []
+    for opt, end in (("sgd", 2.0), ("sngd", 1.9), ("sps", 1.5), ("adamw", 0.2)):
+        df, meta = _run(opt, 0.05, _linear(2.3, end), 0.3, end)
+        runs.append((df.assign(epoch=df.step // 4), dict(meta, x_unit="epochs", columns=dict(DL_COLUMNS, epoch="epochs"))))
+    df, meta = _gather(tmp_path, runs, figure="fig7")
+    quick = {c.id: c for c in check("fig7", (df, meta))}
+    assert set(quick) == {"finite", "auc_sngd", "auc_sps", "final_adamw"} and all(c.passed for c in quick.values())
+    assert quick["auc_sps"].value == pytest.approx((1.5 - 2.0) / 2)
+    meta["preset"] = "paper"
+    paper = {c.id for c in check("fig7", (df, meta))}
+    assert paper == {"finite", "auc_sngd", "auc_sps", "test_acc_sngd", "test_acc_sps"}
+
+
+def test_patch_tokens_layout():
+    img = np.arange(16, dtype=float).reshape(1, 4, 4)
+    E = np.eye(4)
+    X = patch_tokens(img, 2, E)
+    assert X.shape == (1, 5, 4)
+    np.testing.assert_array_equal(X[0, 1], [0, 1, 4, 5])  # top-left patch, row-major
+    np.testing.assert_array_equal(X[0, 4], [10, 11, 14, 15])
+    np.testing.assert_allclose(X[0, 0], X[0, 1:].mean(axis=0))  # the query is the mean patch
+    pos = np.ones((4, 4))
+    Xp = patch_tokens(img, 2, E, pos)
+    np.testing.assert_allclose(Xp[0, 1:], X[0, 1:] + 1.0)
+    np.testing.assert_allclose(Xp[0, 0], X[0, 0])  # no position on the query
+
+
+def test_fig6_quick_claims_hold_and_runs_are_float64():
+    df, meta = compute_fig6("digits", 2, 32, 0.1, 1000, pos_scale=1.0, polyak_cap=100.0)
+    assert (meta["n_train"], meta["n_test"], meta["T"], meta["d"]) == (288, 72, 17, 32)
+    first = df[df.t == 0]
+    assert np.allclose(first.loss, np.log(2.0)) and (first.norm_W == 0).all()  # Φ = 0 at (W, u) = 0
+    claims = {c.id: c for c in check("fig6", (df, meta))}
+    assert all(c.passed for c in claims.values()), claims
+    assert claims["final_ngd"].value < -1.0 and claims["final_polyak"].value < -1.0  # ≥ 10× lower loss than GD
+    assert log_loss_auc(df, "gd") > log_loss_auc(df, "ngd")
+    # without position embeddings the bag of 2×2 patches is not separable and PS (L* = 0) fails
+    bag, bmeta = compute_fig6("digits", 2, 32, 0.1, 300, pos_scale=0.0, polyak_cap=None)
+    assert df[(df.method == "ngd") & (df.t == 1000)].train_acc.iloc[0] == 1.0
+    assert bag[(bag.method == "ngd") & (bag.t == 300)].train_acc.iloc[0] < 0.95
+    assert not {c.id: c for c in check("fig6", (bag, bmeta))}["final_polyak"].passed
