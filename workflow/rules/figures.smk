@@ -58,7 +58,10 @@ for (_paper, _fig), _f in FIGURES.items():
             data=_f["data"],
             claims=claim_file(_paper, _fig),
             caption=f"workflow/report/{_paper}_{_fig}.rst",
-            code=[f"src/attnbias/plotting/{_paper}.py", "src/attnbias/plotting/style.py"],
+            code=[
+                f"src/attnbias/plotting/{_paper}.py",
+                "src/attnbias/plotting/style.py",
+            ],
         output:
             pdf=f"results/figures/{_paper}/{_fig}.pdf",
             png=report(
