@@ -34,7 +34,7 @@ if _LR_FIG2_GPU and use_precomputed("lowrank", "fig2"):
     # paper preset without a GPU: the committed plot-ready results of a real run
     rule lowrank_precomputed_fig2:
         input:
-            [PRECOMPUTED / "lowrank" / "fig2" / f for f in ("fig2.csv", "fig2.json")],
+            precomputed_files("lowrank", "fig2", ["fig2.csv", "fig2.json"]),
         output:
             "results/data/lowrank/fig2.csv",
             "results/data/lowrank/fig2.json",
@@ -185,11 +185,11 @@ if _LR_LM_GPU and use_precomputed("lowrank", "lm"):
 
     rule lowrank_precomputed_lm:
         input:
-            [
-                PRECOMPUTED / "lowrank" / "lm" / f"{g}.{x}"
-                for g in ("fig3_lm", "table1")
-                for x in ("csv", "json")
-            ],
+            precomputed_files(
+                "lowrank",
+                "lm",
+                [f"{g}.{x}" for g in ("fig3_lm", "table1") for x in ("csv", "json")],
+            ),
         output:
             [*data_files("lowrank", "fig3_lm"), *data_files("lowrank", "table1")],
         localrule: True
@@ -362,10 +362,7 @@ if _LR_VIT_GPU and use_precomputed("lowrank", "fig3_vit"):
 
     rule lowrank_precomputed_fig3_vit:
         input:
-            [
-                PRECOMPUTED / "lowrank" / "fig3_vit" / f"fig3_vit.{x}"
-                for x in ("csv", "json")
-            ],
+            precomputed_files("lowrank", "fig3_vit", ["fig3_vit.csv", "fig3_vit.json"]),
         output:
             data_files("lowrank", "fig3_vit"),
         localrule: True

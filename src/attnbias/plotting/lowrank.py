@@ -234,7 +234,8 @@ def _per_head_panel(ax, df, layer, product, lam_col="lam_sa"):
         ax.plot(x, gh.eff_rank, "k.", ms=3)
     ax.set_xticks(np.arange(len(lams)), [f"{x:g}" for x in lams])
     ax.set(xlabel="λ_SA (attention weight decay)", ylabel="rank per head (bars rank@$10^{-2}$, dots eff. rank)")
-    ax.set_title(f"layer {layer}: {NAMES[product]}")
+    n_seeds = d.seed.nunique()
+    ax.set_title(f"layer {layer}: {NAMES[product]}" + (f" (mean of {n_seeds} seeds)" if n_seeds > 1 else ""))
 
 
 def _fig3(lm, lm_meta, vit, vit_meta):
