@@ -5,6 +5,8 @@ from attnbias.workflow import limit_threads, resolve, rule_logging
 
 limit_threads(snakemake.threads)  # noqa: F821 (injected by Snakemake)
 
+from pathlib import Path  # noqa: E402
+
 import torch  # noqa: E402
 
 from attnbias.io import save_data  # noqa: E402
@@ -21,3 +23,8 @@ with rule_logging(snakemake) as log:  # noqa: F821
         meta.setdefault("settings", dict(p.settings))
         save_data(df, meta, snakemake.output[name], preset=p.preset)  # noqa: F821
         log.info("wrote %s (%d rows)", snakemake.output[name], len(df))  # noqa: F821
+    # The outputs are safe: drop the resume checkpoint, so a later rerun (e.g. after a code change,
+    # which the checkpoint's settings fingerprint cannot see) trains afresh instead of "resuming"
+    # a finished run.
+    Path(p.checkpoint).unlink(missing_ok=True)
+    log.info("removed the finished run's checkpoint %s", p.checkpoint)

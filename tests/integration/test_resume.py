@@ -46,6 +46,7 @@ def test_sigkill_then_resume_matches_uninterrupted(tmp_path):
     assert res.returncode == 0, res.stderr[-4000:]
     log = (killed / "results/logs/maxmargin_train_vit.log").read_text()
     assert f"resumed from {CKPT} at epoch {epoch_at_kill}" in log
+    assert not (killed / CKPT).exists()  # a finished run's checkpoint is dropped (no stale resume)
 
     res = snakemake_cmd("--cores", "2", TARGET, "--configfile", *ci_configfiles(clean), cwd=clean, timeout=900)
     assert res.returncode == 0, res.stderr[-4000:]
