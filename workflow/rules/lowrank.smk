@@ -59,7 +59,6 @@ else:
         output:
             csv=f"{_LR_FIG2_RUNS}.csv",
             meta=f"{_LR_FIG2_RUNS}.json",
-            weights="results/models/lowrank/fig2/lam{lam}_seed{seed}.pt",  # final weights, kept
         log:
             "results/logs/lowrank_fig2_train/lam{lam}_seed{seed}.log",
         benchmark:
@@ -77,12 +76,11 @@ else:
         params:
             func="lowrank.train_recall_job",
             # a function of the wildcards only: Snakemake's params trigger ignores params derived
-            # from input/output, so the weights path is spelled out rather than taken from output
+            # from input/output/threads/resources
             settings=lambda wildcards: dict(
                 _LR_FIG2_RUN,
                 lam=float(wildcards.lam),
                 seed=int(wildcards.seed),
-                weights_path=f"results/models/lowrank/fig2/lam{wildcards.lam}_seed{wildcards.seed}.pt",
             ),
             preset=_LR_FIG2_PRESET,
             accelerator=config["accelerator"],
