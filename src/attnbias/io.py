@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import subprocess
@@ -12,7 +13,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .claims.core import _jsonable
+
+def jsonable(x):
+    """``x`` with numpy values turned into Python ones and non-finite floats into strings, so
+    that ``json.dumps`` writes strict JSON."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [jsonable(v) for v in x]
+    if hasattr(x, "tolist"):
+        return jsonable(x.tolist())
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    return x
+
 
 _PACKAGES = ("numpy", "scipy", "torch", "cvxopt", "pandas", "matplotlib", "transformers", "attnbias")
 
@@ -55,7 +69,7 @@ def save_data(df: pd.DataFrame, meta: dict, csv_path, preset: str | None = None)
     os.replace(tmp, csv_path)
     doc = dict(meta)
     doc["provenance"] = provenance(preset)
-    sidecar(csv_path).write_text(json.dumps(_jsonable(doc), indent=2) + "\n")
+    sidecar(csv_path).write_text(json.dumps(jsonable(doc), indent=2) + "\n")
 
 
 def load_data(csv_path) -> tuple[pd.DataFrame, dict]:
@@ -67,3 +81,19 @@ def load_data(csv_path) -> tuple[pd.DataFrame, dict]:
 def arr(x) -> np.ndarray:
     """Metadata vectors come back from JSON as lists."""
     return np.asarray(x, dtype=np.float64)
+
+
+def write_table(
+    cells: pd.DataFrame, csv_table: pd.DataFrame, csv_path, md_path, title: str, notes=()
+) -> None:
+    """Write a derived table twice: the numbers (``csv_table``) as CSV, and ``cells`` (already
+    formatted strings, one column per table column) as a Markdown pipe table under ``title``,
+    followed by the lines of ``notes``."""
+    csv_table.to_csv(csv_path, index=False, float_format="%.6g")
+    header = "| " + " | ".join(map(str, cells.columns)) + " |"
+    rule = "|" + "---|" * len(cells.columns)
+    rows = ["| " + " | ".join(map(str, r)) + " |" for r in cells.itertuples(index=False)]
+    lines = [f"# {title}", "", header, rule, *rows]
+    if notes:
+        lines += ["", *notes]
+    Path(md_path).write_text("\n".join(lines) + "\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnbias.data.images import DatasetUnavailable
+from attnbias.data.hub import DatasetUnavailable
 from attnbias.data.text import (
     encode,
     load_civil_comments,

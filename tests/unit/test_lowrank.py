@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from attnbias.claims.core import _jsonable
 from attnbias.claims.lowrank import check
 from attnbias.experiments import lowrank as lr
+from attnbias.io import jsonable
 
 ROOT = Path(__file__).resolve().parents[2]
 FIG1 = dict(lr=0.05, steps=1000, init_std=0.5, seed=0, lambdas=[0, 0.1, 0.2, 0.4, 0.8, 1.2], d=[0.2, 0.4, 0.6, 0.8, 1.0])
@@ -23,7 +23,7 @@ FIGL = dict(dim=20, hidden=32, sigma_step=0.05, noise=0.01, batch=256, lr=0.05, 
 
 def _roundtrip(meta):
     """Meta as the claim rule sees it (through the JSON sidecar)."""
-    return json.loads(json.dumps(_jsonable(meta)))
+    return json.loads(json.dumps(jsonable(meta)))
 
 
 def _passed(claims):

@@ -15,7 +15,7 @@ import torch
 
 from attnbias.claims.lowrank import check
 from attnbias.data import text_lm
-from attnbias.data.images import DatasetUnavailable
+from attnbias.data.hub import DatasetUnavailable
 from attnbias.experiments import lowrank as lr
 from attnbias.metrics import rank as rk
 from attnbias.models.gpt2 import (

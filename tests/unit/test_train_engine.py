@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnbias.data.images import DatasetUnavailable, first_of_each_class, load_cifar10
+from attnbias.data.hub import DatasetUnavailable
+from attnbias.data.images import first_of_each_class, load_cifar10
 from attnbias.train import TrainConfig, fit, random_crop_flip, resolve_device
 
 

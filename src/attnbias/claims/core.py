@@ -16,6 +16,8 @@ import operator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..io import jsonable
+
 _OPS = {
     ">": operator.gt,
     ">=": operator.ge,
@@ -23,18 +25,6 @@ _OPS = {
     "<=": operator.le,
     "==": operator.eq,
 }
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable(v) for v in x]
-    if hasattr(x, "tolist"):
-        return _jsonable(x.tolist())
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    return x
 
 
 @dataclass
@@ -48,7 +38,7 @@ class Claim:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["passed"] = bool(self.passed)
-        return _jsonable(d)
+        return jsonable(d)
 
 
 def compare(cid: str, statement: str, value: float, op: str, threshold: float) -> Claim:

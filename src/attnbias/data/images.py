@@ -7,14 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .hub import hub_error
+
 CIFAR10_HUB = "uoft-cs/cifar10"
 # per-channel statistics of the CIFAR-10 training set
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
 CIFAR10_STD = (0.2470, 0.2435, 0.2616)
-
-
-class DatasetUnavailable(RuntimeError):
-    """A hub dataset could not be loaded (typically: offline and not cached)."""
 
 
 @dataclass
@@ -54,16 +52,6 @@ def digits16(seed: int = 0, test_fraction: float = 0.2, upsample: int = 2) -> Im
     return ImageSplits(xt[tr], yt[tr], xt[te], yt[te], (0.5,), (0.5,), "digits", stand_in="scikit-learn digits 16×16")
 
 
-def _hub_error(name: str, exc: Exception) -> DatasetUnavailable:
-    return DatasetUnavailable(
-        f"Could not load the dataset {name!r} from the Hugging Face hub ({type(exc).__name__}: {exc}).\n"
-        f"The paper preset needs it.  Fetch it once on a machine with network access:\n"
-        f"    python -c \"import datasets; datasets.load_dataset('{name}')\"\n"
-        f"(it is cached under $HF_HOME, which you can copy to an offline machine), or run the offline\n"
-        f"quick preset instead:  snakemake --cores 2 all --config scale=quick"
-    )
-
-
 def load_cifar10(source: str = CIFAR10_HUB, limit_train: int | None = None, limit_test: int | None = None) -> ImageSplits:
     """CIFAR-10 with the hub layout (splits train/test, columns ``img`` (PIL) and ``label``).
 
@@ -75,7 +63,7 @@ def load_cifar10(source: str = CIFAR10_HUB, limit_train: int | None = None, limi
     try:
         ds = datasets.load_dataset(source)
     except Exception as exc:  # offline, not cached, bad id: all end the same way for the user
-        raise _hub_error(source, exc) from exc
+        raise hub_error(source, exc) from exc
 
     def to_tensors(split, limit):
         part = ds[split] if limit is None else ds[split].select(range(min(limit, len(ds[split]))))

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .images import DatasetUnavailable
+from .hub import DatasetUnavailable, hub_error
 
 MNLI_HUB = "nyu-mll/glue"
 MNLI_CONFIG = "mnli"
@@ -90,28 +90,13 @@ class TextSplits:
         return out
 
 
-def hub_error(name: str, exc: Exception, config: str | None = None, rule: str | None = None) -> DatasetUnavailable:
-    """The one message for a hub dataset that cannot be loaded: what, how to fetch it, the quick preset."""
-    args = f"'{name}'" + (f", '{config}'" if config else "")
-    how = f"    python -c \"import datasets; datasets.load_dataset({args})\"\n"
-    if rule:
-        how = f"    snakemake --cores 1 {rule} --config scale=paper      (or, equivalently)\n" + how
-    label = name + (f" (config {config!r})" if config else "")
-    return DatasetUnavailable(
-        f"Could not load the dataset {label} from the Hugging Face hub ({type(exc).__name__}: {exc}).\n"
-        f"The paper preset needs it.  Fetch it once on a machine with network access:\n{how}"
-        f"(it is cached under $HF_HOME, which you can copy to an offline machine), or run the offline\n"
-        f"quick preset instead:  snakemake --cores 2 all --config scale=quick"
-    )
-
-
 def load_hub(source: str, config: str | None, rule: str | None):
     import datasets
 
     try:
         return datasets.load_dataset(source, config) if config else datasets.load_dataset(source)
     except Exception as exc:  # offline, not cached, bad id: all end the same way for the user
-        raise hub_error(source, exc, config, rule) from exc
+        raise hub_error(source, exc, config=config, rule=rule) from exc
 
 
 def _stratified_take(labels: np.ndarray, sizes: list[int], seed: int) -> list[np.ndarray]:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .images import DatasetUnavailable
+from .hub import DatasetUnavailable, hub_error
 
 PILE_HUB = "monology/pile-uncopyrighted"
 GPT2_TOKENIZER_HUB = "openai-community/gpt2"
@@ -149,15 +149,6 @@ def hub_tokenizer(name: str = GPT2_TOKENIZER_HUB) -> HFTokenizer:
     return HFTokenizer(tok, kind="hub")
 
 
-def hub_error(name: str, exc: Exception, what: str = "dataset") -> DatasetUnavailable:
-    return DatasetUnavailable(
-        f"Could not load the {what} {name!r} from the Hugging Face hub ({type(exc).__name__}: {exc}).\n"
-        f"The lowrank paper preset needs it.  Fetch it once on a machine with network access (the download\n"
-        f"rules do this: snakemake --cores 8 lowrank --config scale=paper), or copy a populated $HF_HOME to\n"
-        f"this machine, or run the offline quick preset instead:  snakemake --cores 2 lowrank --config scale=quick"
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # corpora
 
@@ -255,7 +246,7 @@ def iter_hub_texts(source: str, split: str, text_key: str = "text") -> Iterator[
     except StopIteration:
         return
     except Exception as exc:  # offline, not cached, missing split, no zstandard for .zst files
-        raise hub_error(source, exc) from exc
+        raise hub_error(source, exc, rule="lowrank_download_pile") from exc
     yield first[text_key]
     for row in it:
         yield row[text_key]

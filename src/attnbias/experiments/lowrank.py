@@ -872,7 +872,7 @@ def load_image_dataset(dataset: str, source: str | None, data_seed: int = 0, tes
         return digits16(seed=data_seed, test_fraction=test_fraction, upsample=upsample)
     import datasets
 
-    from ..data.text_lm import hub_error
+    from ..data.hub import hub_error
 
     try:
         ds = datasets.load_dataset(source, token=os.environ.get("HF_TOKEN") or None)
@@ -1024,10 +1024,10 @@ def _balance_rows(layers, family: str, model: str, lam: float = float("nan")) ->
 
 def resolve_model_dir(source: str) -> str:
     """A local model directory, or the Hugging Face cache snapshot of a hub id (never downloads);
-    a missing snapshot raises :class:`~attnbias.data.images.DatasetUnavailable` with instructions."""
+    a missing snapshot raises :class:`~attnbias.data.hub.DatasetUnavailable` with instructions."""
     from pathlib import Path
 
-    from ..data.text_lm import hub_error
+    from ..data.hub import hub_error
 
     if Path(source).is_dir():
         return source
@@ -1155,7 +1155,7 @@ def download_models(names: list[str]):
     ``huggingface-cli login``), never in the config."""
     from huggingface_hub import snapshot_download
 
-    from ..data.text_lm import hub_error
+    from ..data.hub import hub_error
 
     rows = []
     for name in names:
