@@ -1,11 +1,20 @@
-"""Shared test fixtures: offline Hugging Face settings and paths."""
+"""Shared test fixtures: offline Hugging Face settings, paths, and hermeticity.
+
+Tests never read or write the user's checkout state (``results/``, ``.snakemake/``, scratch
+checkpoints, the Hugging Face cache): every Snakemake call runs in a copy of the workflow sources
+(:func:`workflow_copy` for dry runs, :func:`copy_workflow` for real runs), and ``HF_HOME`` points
+into a temporary directory.  :func:`_checkout_untouched` asserts at the end of the session that
+the checkout's ``results/`` and ``.snakemake/`` are exactly as they were before it.
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,13 +33,59 @@ def _hf_home(tmp_path_factory):
     os.environ["HF_HOME"] = str(tmp_path_factory.mktemp("hf_home"))
 
 
-def snakemake_cmd(*args, cwd=ROOT, timeout=600, check=False):
-    """Run the venv's snakemake CLI (the Python API was removed in Snakemake 8)."""
+# The checkout's own run state: no test may read it or change it.
+STATE_DIRS = ("results", ".snakemake")
+
+
+def tree_state(root: Path) -> dict:
+    """{relative path: (size, mtime_ns)} of every file and directory under ``root``'s run state."""
+    state = {}
+    for name in STATE_DIRS:
+        base = root / name
+        if not base.exists():
+            continue
+        for p in [base, *base.rglob("*")]:
+            st = p.lstat()
+            state[str(p.relative_to(root))] = (st.st_size if p.is_file() else -1, st.st_mtime_ns)
+    return state
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _checkout_untouched():
+    """Fail the session if any test wrote into (or deleted from) the checkout's run state."""
+    before = tree_state(ROOT)
+    yield
+    after = tree_state(ROOT)
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"tests changed the checkout's run state: {changed[:20]}"
+
+
+_WORKFLOW_COPY: list[Path] = []
+
+
+def workflow_copy() -> Path:
+    """One private copy of the workflow sources per test process, for dry runs: what a dry run
+    schedules must not depend on the user's results/, and must not write .snakemake/ there."""
+    if not _WORKFLOW_COPY:
+        tmp = Path(tempfile.mkdtemp(prefix="attnbias-wf-"))
+        atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+        _WORKFLOW_COPY.append(copy_workflow(tmp / "attnbias"))
+    return _WORKFLOW_COPY[0]
+
+
+def snakemake_cmd(*args, cwd=None, timeout=600, check=False):
+    """Run the venv's snakemake CLI (the Python API was removed in Snakemake 8).
+
+    Without ``cwd`` it runs in :func:`workflow_copy`, never in the checkout itself.
+    """
+    cwd = workflow_copy() if cwd is None else cwd
     cmd = [str(BIN / "snakemake"), *map(str, args)]
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and res.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({res.returncode}):\n{res.stdout[-4000:]}\n{res.stderr[-8000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({res.returncode}):\n{res.stdout[-4000:]}\n{res.stderr[-8000:]}"
+        )
     return res
 
 
@@ -40,8 +95,12 @@ def ci_configfiles(root=ROOT):
     return [cfg / "ci.yaml", *sorted(cfg.glob("ci_*.yaml"))]
 
 
+COPY_IGNORE = (".venv", "venv", *STATE_DIRS, ".git", "__pycache__", "*.egg-info", ".pytest_cache",
+               ".ruff_cache", "report.html", "report.zip")
+
+
 def copy_workflow(dest: Path) -> Path:
     """Copy the workflow sources (no results, venv or Snakemake state) into ``dest``."""
-    ignore = shutil.ignore_patterns(".venv", "venv", "results", ".snakemake", ".git", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache")
+    ignore = shutil.ignore_patterns(*COPY_IGNORE)
     shutil.copytree(ROOT, dest, ignore=ignore, dirs_exist_ok=True)
     return dest

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 import yaml
-from conftest import BIN, ROOT, snakemake_cmd
+from conftest import BIN, ROOT, snakemake_cmd, workflow_copy
 
 PROFILES = {p.parent.name: p for p in sorted((ROOT / "profiles").glob("*/config.yaml"))}
 
@@ -84,8 +84,10 @@ def test_default_profile_shape():
 @pytest.fixture(scope="module")
 def paper_jobs():
     """Jobs of `all` at paper scale: with the rules' own resources, and with profiles/slurm."""
-    own = resource_table.parse_jobs(resource_table.dry_run("all", "paper", "none"))
-    slurm = resource_table.parse_jobs(resource_table.dry_run("all", "paper", str(ROOT / "profiles" / "slurm")))
+    wf = workflow_copy()
+    own = resource_table.parse_jobs(resource_table.dry_run("all", "paper", "none", cwd=wf))
+    slurm_profile = str(ROOT / "profiles" / "slurm")
+    slurm = resource_table.parse_jobs(resource_table.dry_run("all", "paper", slurm_profile, cwd=wf))
     return own, slurm
 
 

@@ -1,10 +1,13 @@
-"""Dry runs of the DAG and config validation (snakemake CLI through subprocess)."""
+"""Dry runs of the DAG and config validation (snakemake CLI through subprocess).
+
+Every call runs in the session's private copy of the workflow (``conftest.workflow_copy``), so what
+is scheduled never depends on the results of the user's own runs in the checkout."""
 
 import re
 
 import pytest
 import yaml
-from conftest import ROOT, ci_configfiles, snakemake_cmd
+from conftest import ci_configfiles, snakemake_cmd
 
 
 def registered_figures():
@@ -29,7 +32,7 @@ def test_registry_has_every_maxmargin_figure():
 
 
 def test_dry_run_all_default_config():
-    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--directory", ROOT)
+    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all")
     assert res.returncode == 0, res.stderr[-3000:]
     for paper in ("maxmargin",):
         assert f"{paper}_compute_" in res.stdout
