@@ -5,7 +5,15 @@ from snakemake.utils import min_version
 min_version("9.19")
 
 
+# The quick preset is config.yaml; `--config scale=paper` overlays workflow/presets/paper.yaml on
+# it (only the values the paper preset changes).  Command-line --configfile/--config values are
+# applied last, on top of either preset.
 configfile: "config.yaml"
+
+
+if config.get("scale") == "paper":
+
+    configfile: "workflow/presets/paper.yaml"
 
 
 report: "workflow/report/workflow.rst"

@@ -1,11 +1,18 @@
-"""Download rule entry point: fetch a hub dataset into the Hugging Face cache and leave a marker."""
+"""Download rule entry point: run attnbias.<func>(**settings), which fetches a hub dataset or model
+into the Hugging Face cache (or prepares files from it in the folder beside the marker), and write
+its manifest as the marker."""
 
 from pathlib import Path
 
-from attnbias.data.images import load_cifar10
-from attnbias.workflow import rule_logging
+from attnbias.io import save_data
+from attnbias.workflow import resolve, rule_logging
 
-with rule_logging(snakemake) as log:  # noqa: F821
-    splits = load_cifar10(snakemake.params.source, limit_train=1, limit_test=1)  # noqa: F821
-    Path(snakemake.output[0]).write_text(f"{snakemake.params.source} cached\n")  # noqa: F821
-    log.info("dataset %s is in the Hugging Face cache", snakemake.params.source)  # noqa: F821
+with rule_logging(snakemake) as log:  # noqa: F821 (injected by Snakemake)
+    p = snakemake.params  # noqa: F821
+    log.info("fetching with %s %s", p.func, dict(p.settings))
+    out = snakemake.output  # noqa: F821
+    extra = {"out_dir": str(Path(out.csv).with_suffix(""))} if p.prepares else {}
+    df, meta = resolve("attnbias", p.func)(**dict(p.settings), **extra)
+    meta.setdefault("settings", dict(p.settings))
+    save_data(df, meta, out.csv, preset=p.preset)
+    log.info("fetched: %s", df.to_dict("records"))

@@ -45,5 +45,17 @@ def resolve(module_prefix: str, dotted: str):
     return getattr(importlib.import_module(f"{module_prefix}.{mod}"), name)
 
 
+def named_inputs(inputs) -> dict:
+    """A rule's named inputs as keyword arguments (one path as a string, several as a list), except
+    ``code`` (tracked source files), ``downloads`` (markers of hub downloads into the cache) and
+    empty ones (an optional input left out)."""
+    out = {}
+    for name, value in inputs.items():
+        if name in ("code", "downloads") or not len(value):
+            continue
+        out[name] = value if isinstance(value, str) else [str(v) for v in value]
+    return out
+
+
 def python_info() -> str:
     return sys.version.split()[0]

@@ -47,227 +47,101 @@ rule fastrates_table1_files:
 
 
 # --- Deep-learning figures ----------------------------------------------------------------------
-# Figs 1, 4 (BERT) and 7 (ViT): one training job per (figure, optimiser, grid value), so sweeps run
-# in parallel locally and on a cluster; a gather job per figure chooses, per optimiser, the grid
-# value with the lowest validation loss and writes results/data/fastrates/<fig>.{csv,json}.  Resume
-# checkpoints go to results/scratch/fastrates_train/<fig>/<preset>/<optimiser>_lr<value>/ (undeclared).
-# Hub data and weights (paper preset only) are fetched by download rules, never at DAG-build time.
-
-
-_FR_DL_FIGS = ("fig1", "fig4", "fig6", "fig7")
-_FR_TRAIN_FIGS = ("fig1", "fig4", "fig7")
-_FR_TEXT_FIGS = ("fig1", "fig4")
+# Figs 1, 4 (BERT) and 7 (ViT): one training job per (optimiser, grid value) per figure
+# (`fastrates_<fig>_train`), so sweeps run in parallel locally and on a cluster; the gather job
+# `fastrates_gather_<fig>` chooses, per optimiser, the grid value with the lowest validation loss and
+# writes results/data/fastrates/<fig>.{csv,json}.  Hub data and weights (paper preset) are fetched by
+# download rules, never at DAG-build time.
+_FR = config["fastrates"]
 _FR_HUB_DATA = {"mnli": "nyu-mll/glue", "civil_comments": "google/civil_comments", "cifar10": "uoft-cs/cifar10", "mnist": "ylecun/mnist"}  # fmt: skip
 _FR_HUB_CONFIG = {"mnli": "mnli"}
-# the preset of each figure (`fastrates.<fig>.scale`, else the global scale) and its settings block
-_FR_PRESET = {f: config["fastrates"][f]["scale"] or SCALE for f in _FR_DL_FIGS}
-_FR_BLOCK = {f: config["fastrates"][f][_FR_PRESET[f]] for f in _FR_DL_FIGS}
-_FR_GPU = {f: _FR_PRESET[f] == "paper" for f in _FR_DL_FIGS}
-# download markers each figure's jobs need (hub datasets and models: paper preset only)
-_FR_ASSETS = {
-    f: (
-        [f"results/downloads/fastrates/{b['dataset']}.csv"]
-        if b["dataset"] in _FR_HUB_DATA
-        else []
-    )
-    + (
-        ["results/downloads/fastrates/models.csv"]
-        if f in _FR_TEXT_FIGS and b["model"] != "minilm"
-        else []
-    )
-    for f, b in _FR_BLOCK.items()
-}
-# settings shared by every run of a figure (the optimiser and its grid value come from wildcards)
-_FR_RUN = {
-    f: dict({k: v for k, v in _FR_BLOCK[f].items() if k != "optimizers"}, figure=f)
-    for f in _FR_TRAIN_FIGS
-}
-# one training job per (optimiser, grid value)
-_FR_PARTS = {
-    f: [
-        f"results/data/fastrates/{f}/{opt}_lr{lr:g}.csv"
-        for opt, o in _FR_BLOCK[f]["optimizers"].items()
-        for lr in o["grid"]
-    ]
-    for f in _FR_TRAIN_FIGS
-}
-_FR_DATASETS = sorted(
-    {_FR_BLOCK[f]["dataset"] for f in _FR_DL_FIGS} & set(_FR_HUB_DATA)
-)
-_FR_MODELS = sorted({_FR_BLOCK[f]["model"] for f in _FR_TEXT_FIGS} - {"minilm"})
-
-for _ds in _FR_DATASETS:
-
-    rule:
-        name:
-            f"fastrates_download_{_ds}"
-        output:
-            csv=f"results/downloads/fastrates/{_ds}.csv",
-            meta=f"results/downloads/fastrates/{_ds}.json",
-        log:
-            f"results/logs/fastrates_download_{_ds}.log",
-        retries: 3
-        conda:
-            "../../environment.yml"
-        threads: 1
-        resources:
-            mem_mb=16000,
-            runtime=120,
-        params:
-            func="fastrates.fetch_assets",
-            settings={
-                "kind": "dataset",
-                "names": [
-                    next(
-                        _FR_BLOCK[f]["source"] or _FR_HUB_DATA[_ds]
-                        for f in _FR_DL_FIGS
-                        if _FR_BLOCK[f]["dataset"] == _ds
-                    )
-                ],
-                "config": _FR_HUB_CONFIG.get(_ds),
-            },
-            preset="paper",
-        script:
-            "../../scripts/compute.py"
 
 
-if _FR_MODELS:
-
-    rule fastrates_download_model:
-        output:
-            csv="results/downloads/fastrates/models.csv",
-            meta="results/downloads/fastrates/models.json",
-        log:
-            "results/logs/fastrates_download_model.log",
-        retries: 3
-        conda:
-            "../../environment.yml"
-        threads: 1
-        resources:
-            mem_mb=8000,
-            runtime=60,
-        params:
-            func="fastrates.fetch_assets",
-            settings={"kind": "model", "names": _FR_MODELS},
-            preset="paper",
-        script:
-            "../../scripts/compute.py"
-
-
-rule fastrates_train:
-    input:
-        code=[
-            f"src/attnbias/{m}"
-            for m in (
-                "experiments/fastrates.py",
-                "train/engine.py",
-                "train/augment.py",
-                "optim/stochastic.py",
-                "models/sequence.py",
-                "models/vit.py",
-                "data/text.py",
-                "data/images.py",
-                "data/offline.py",
-            )
-        ],
-        assets=lambda wildcards: [ancient(a) for a in _FR_ASSETS[wildcards.fig]],
-    output:
-        csv="results/data/fastrates/{fig}/{opt}_lr{lr}.csv",
-        meta="results/data/fastrates/{fig}/{opt}_lr{lr}.json",
-    log:
-        "results/logs/fastrates_train/{fig}/{opt}_lr{lr}.log",
-    benchmark:
-        "results/benchmarks/fastrates_train/{fig}/{opt}_lr{lr}.tsv"
-    wildcard_constraints:
-        fig="fig1|fig4|fig7",
-        opt="sgd|sngd|sps|adamw",
-        lr=r"[0-9.e+-]+",
-    conda:
-        "../../environment.yml"
-    threads: lambda wildcards: 4 if _FR_GPU[wildcards.fig] else 1
-    resources:
-        gpu=lambda wildcards: 1 if _FR_GPU[wildcards.fig] else 0,
-        mem_mb=lambda wildcards, attempt: (32000 if _FR_GPU[wildcards.fig] else 3000)
-        * attempt,
-        runtime=lambda wildcards, attempt: (240 if _FR_GPU[wildcards.fig] else 20)
-        * attempt,
-    params:
-        func=lambda wildcards: (
-            "fastrates.train_text"
-            if wildcards.fig in _FR_TEXT_FIGS
-            else "fastrates.train_image"
-        ),
-        settings=lambda wildcards: dict(
-            _FR_RUN[wildcards.fig],
-            optimizer=wildcards.opt,
-            lr=float(wildcards.lr),
-            opt_settings={
-                k: v
-                for k, v in _FR_BLOCK[wildcards.fig]["optimizers"][
-                    wildcards.opt
-                ].items()
-                if k != "grid"
-            },
-        ),
-        preset=lambda wildcards: _FR_PRESET[wildcards.fig],
-        accelerator=config["accelerator"],
-        checkpoint=lambda wildcards: (
-            f"results/scratch/fastrates_train/{wildcards.fig}/{_FR_PRESET[wildcards.fig]}/"
-            f"{wildcards.opt}_lr{wildcards.lr}/checkpoint.pt"
-        ),
-        metrics_log=lambda wildcards: (
-            f"results/scratch/fastrates_train/{wildcards.fig}/{_FR_PRESET[wildcards.fig]}/"
-            f"{wildcards.opt}_lr{wildcards.lr}/metrics.jsonl"
-        ),
-    script:
-        "../../scripts/train.py"
-
-
-# gpu_results=precomputed (paper preset): copy committed plot-ready results instead of training;
-# missing ones are an error only for the targets that need them (precomputed_files, common.smk).
-for _fig in _FR_TRAIN_FIGS:
-    if _FR_GPU[_fig] and config["gpu_results"] == "precomputed":
-
-        rule:
-            name:
-                f"fastrates_precomputed_{_fig}"
-            input:
-                precomputed_files("fastrates", _fig, [f"{_fig}.csv", f"{_fig}.json"]),
-            output:
-                data_files("fastrates", _fig),
-            localrule: True
-            shell:
-                "for i in {input}; do cp $i results/data/fastrates/; done"
-
-    else:
-
-        rule:
-            name:
-                f"fastrates_gather_{_fig}"
-            input:
-                parts=_FR_PARTS[_fig],
-                code="src/attnbias/experiments/fastrates.py",
-            output:
-                csv=f"results/data/fastrates/{_fig}.csv",
-                meta=f"results/data/fastrates/{_fig}.json",
-            log:
-                f"results/logs/fastrates_gather_{_fig}.log",
-            localrule: True
-            conda:
-                "../../environment.yml"
-            threads: 1
-            params:
-                func="fastrates.gather_dl",
-                settings={
-                    "figure": _fig,
-                    "parts": _FR_PARTS[_fig],
-                    "preset": _FR_PRESET[_fig],
+def _fr_downloads(fig):
+    """Download markers of a figure's hub dataset (and model, for the text figures)."""
+    block = _FR[fig]
+    out = []
+    if block["dataset"] in _FR_HUB_DATA:
+        out.append(
+            register_download(
+                "fastrates",
+                block["dataset"],
+                "data.hub.fetch_assets",
+                {
+                    "kind": "dataset",
+                    "names": [block["source"] or _FR_HUB_DATA[block["dataset"]]],
+                    "config": _FR_HUB_CONFIG.get(block["dataset"]),
                 },
-                preset=_FR_PRESET[_fig],
-            script:
-                "../../scripts/compute.py"
+                mem_mb=16000,
+                runtime=120,
+            )
+        )
+    if block.get("model", "minilm") != "minilm":
+        out.append(
+            register_download(
+                "fastrates",
+                "model_" + block["model"].replace("/", "_"),
+                "data.hub.fetch_assets",
+                {"kind": "model", "names": [block["model"]]},
+                runtime=60,
+            )
+        )
+    return out
 
-    register_figure("fastrates", _fig, data_files("fastrates", _fig), gpu=True)
+
+def _fr_run_settings(fig):
+    """A training run's settings: the figure's block, its optimiser and grid value."""
+
+    def settings(point, block=_FR[fig]):
+        shared = {k: v for k, v in block.items() if k != "optimizers"}
+        opt = {k: v for k, v in block["optimizers"][point["opt"]].items() if k != "grid"}
+        return dict(
+            shared, figure=fig, optimizer=point["opt"], lr=point["lr"], opt_settings=opt
+        )
+
+    return settings
+
+
+for _fig, _func in (
+    ("fig1", "fastrates.train_text"),
+    ("fig4", "fastrates.train_text"),
+    ("fig7", "fastrates.train_image"),
+):
+    register_sweep(
+        "fastrates",
+        _fig,
+        points=[
+            {"opt": opt, "lr": float(lr)}
+            for opt, o in _FR[_fig]["optimizers"].items()
+            for lr in o["grid"]
+        ],
+        func=_func,
+        settings=_fr_run_settings(_fig),
+        gathers={
+            _fig: dict(
+                func="fastrates.gather_dl",
+                settings={"figure": _fig, "preset": SCALE},
+                figures=[_fig],
+                code=["experiments/fastrates.py"],
+            )
+        },
+        code=[
+            "experiments/fastrates.py",
+            "train/engine.py",
+            "train/augment.py",
+            "optim/stochastic.py",
+            "models/sequence.py",
+            "models/vit.py",
+            "data/text.py",
+            "data/images.py",
+            "data/offline.py",
+        ],
+        inputs={"downloads": _fr_downloads(_fig)},
+        resources={
+            "quick": dict(mem_mb=3000, runtime=20),
+            "paper": dict(threads=4, mem_mb=32000, runtime=240, gpu_mem_mb=8000),
+        },
+    )
 
 
 # Fig 6 (proposal): the paper's one-layer model on MNIST 0 vs 1 (full-batch float64, CPU in both
@@ -275,7 +149,7 @@ for _fig in _FR_TRAIN_FIGS:
 rule fastrates_compute_fig6:
     input:
         code=[f"src/attnbias/{m}" for m in _FR_CODE],
-        assets=[ancient(a) for a in _FR_ASSETS["fig6"]],
+        downloads=_fr_downloads("fig6"),
     output:
         csv="results/data/fastrates/fig6.csv",
         meta="results/data/fastrates/fig6.json",
@@ -287,18 +161,12 @@ rule fastrates_compute_fig6:
         "../../environment.yml"
     threads: 1
     resources:
-        mem_mb=lambda wildcards, attempt: (
-            16000 if _FR_PRESET["fig6"] == "paper" else 2000
-        )
-        * attempt,
-        runtime=lambda wildcards, attempt: (
-            120 if _FR_PRESET["fig6"] == "paper" else 10
-        )
-        * attempt,
+        mem_mb=lambda wildcards, attempt: (16000 if SCALE == "paper" else 2000) * attempt,
+        runtime=lambda wildcards, attempt: (120 if SCALE == "paper" else 10) * attempt,
     params:
         func="fastrates.compute_fig6",
-        settings=_FR_BLOCK["fig6"],
-        preset=_FR_PRESET["fig6"],
+        settings=_FR["fig6"],
+        preset=SCALE,
     script:
         "../../scripts/compute.py"
 

@@ -30,6 +30,110 @@ for (_paper, _group), _c in COMPUTES.items():
             "../../scripts/compute.py"
 
 
+for (_paper, _name), _d in DOWNLOADS.items():
+
+    rule:
+        name:
+            f"{_paper}_download_{_name}"
+        output:
+            csv=f"results/downloads/{_paper}/{_name}.csv",
+            meta=f"results/downloads/{_paper}/{_name}.json",
+        log:
+            f"results/logs/{_paper}_download_{_name}.log",
+        retries: 3
+        localrule: True  # runs on the submit host: compute nodes often have no internet
+        conda:
+            "../../environment.yml"
+        threads: _d["threads"]
+        resources:
+            mem_mb=_d["mem_mb"],
+            runtime=_d["runtime"],
+        params:
+            func=_d["func"],
+            settings=_d["settings"],
+            prepares=_d["prepares"],
+            preset=SCALE,
+        script:
+            "../../scripts/download.py"
+
+
+for (_paper, _name), _s in SWEEPS.items():
+    _r = _s["resources"]
+    if not use_precomputed(_s["gpu"]):
+
+        rule:
+            name:
+                f"{_paper}_{_name}_train"
+            input:
+                code=_s["code"],
+                **_s["inputs"],
+            output:
+                **_s["outputs"],
+            log:
+                f"results/logs/{_paper}_{_name}_train/{_s['point'] or _s['pattern']}.log",
+            benchmark:
+                f"results/benchmarks/{_paper}_{_name}_train/{_s['point'] or _s['pattern']}.tsv"
+            wildcard_constraints:
+                **_s["constraints"],
+            conda:
+                "../../environment.yml"
+            threads: _r["threads"]
+            resources:
+                gpu=1 if _s["gpu"] else 0,
+                gpu_mem_mb=_r.get("gpu_mem_mb", 0),
+                mem_mb=lambda wildcards, attempt, m=_r["mem_mb"]: m * attempt,
+                runtime=lambda wildcards, attempt, t=_r["runtime"]: t * attempt,
+            params:
+                func=_s["func"],
+                # functions of the wildcards only: Snakemake's params trigger ignores params
+                # derived from input/output/threads/resources
+                settings=sweep_settings(_s),
+                preset=SCALE,
+                accelerator=config["accelerator"],
+                checkpoint=scratch(_paper, _name, "checkpoint.pt"),
+                metrics_log=scratch(_paper, _name, "metrics.jsonl"),
+            script:
+                "../../scripts/train.py"
+
+    _groups = {t: None for t in _s["tables"]} | _s["gathers"]
+    for _group, _g in _groups.items():
+        if use_precomputed(_s["gpu"]):
+
+            rule:
+                name:
+                    f"{_paper}_precomputed_{_group}"
+                input:
+                    precomputed_files(_paper, _group, [f"{_group}.csv", f"{_group}.json"]),
+                output:
+                    data_files(_paper, _group),
+                localrule: True
+                shell:
+                    "for i in {input}; do cp $i results/data/" + _paper + "/; done"
+
+        elif _g is not None:
+
+            rule:
+                name:
+                    f"{_paper}_gather_{_group}"
+                input:
+                    code=_g["code"],
+                    parts=_g["parts"],
+                output:
+                    csv=f"results/data/{_paper}/{_group}.csv",
+                    meta=f"results/data/{_paper}/{_group}.json",
+                log:
+                    f"results/logs/{_paper}_gather_{_group}.log",
+                localrule: True
+                conda:
+                    "../../environment.yml"
+                params:
+                    func=_g["func"],
+                    settings=_g["settings"],
+                    preset=SCALE,
+                script:
+                    "../../scripts/compute.py"
+
+
 for (_paper, _fig), _f in FIGURES.items():
 
     rule:

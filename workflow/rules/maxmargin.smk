@@ -39,100 +39,40 @@ rule maxmargin:
         paper_targets("maxmargin"),
 
 
-# Figs 6-7: ViT [CLS] attention sparsification, trained by the deep-learning engine.  The resume
-# checkpoint lives under results/scratch/ (undeclared: Snakemake deletes declared outputs before a
-# job runs, so a killed training resumes from there).
-_VIT = config["maxmargin"]["vit"][SCALE]
-_VIT_GPU = SCALE == "paper"
+# Figs 6-7: ViT [CLS] attention sparsification, one training run of the deep-learning engine
+# (`maxmargin_vit_train`; CPU in the quick preset, a GPU in the paper preset) writing both figures'
+# plot-ready tables.
+_VIT = config["maxmargin"]["vit"]
 
-if _VIT["dataset"] == "cifar10":
-
-    rule maxmargin_download_cifar10:
-        output:
-            "results/downloads/cifar10.ok",
-        log:
-            "results/logs/maxmargin_download_cifar10.log",
-        retries: 3
-        localrule: True  # runs on the submit host: compute nodes often have no internet
-        conda:
-            "../../environment.yml"
-        params:
-            source=config["maxmargin"]["vit"]["cifar_source"],
-        script:
-            "../../scripts/download.py"
-
-
-if use_precomputed("maxmargin", "vit"):
-
-    rule maxmargin_precomputed_vit:
-        input:
-            precomputed_files(
-                "maxmargin", "vit", ["fig6.csv", "fig6.json", "fig7.csv", "fig7.json"]
-            ),
-        output:
-            "results/data/maxmargin/fig6.csv",
-            "results/data/maxmargin/fig6.json",
-            "results/data/maxmargin/fig7.csv",
-            "results/data/maxmargin/fig7.json",
-        localrule: True
-        shell:
-            "for i in {input}; do cp $i results/data/maxmargin/; done"
-
-else:
-
-    rule maxmargin_train_vit:
-        input:
-            code=[
-                f"src/attnbias/{m}"
-                for m in (
-                    "experiments/maxmargin.py",
-                    "train/engine.py",
-                    "train/augment.py",
-                    "models/vit.py",
-                    "data/images.py",
-                )
-            ],
-            dataset=(
-                ancient("results/downloads/cifar10.ok")
-                if _VIT["dataset"] == "cifar10"
-                else []
-            ),
-        output:
-            fig6="results/data/maxmargin/fig6.csv",
-            fig6_meta="results/data/maxmargin/fig6.json",
-            fig7="results/data/maxmargin/fig7.csv",
-            fig7_meta="results/data/maxmargin/fig7.json",
-        log:
-            "results/logs/maxmargin_train_vit.log",
-        benchmark:
-            "results/benchmarks/maxmargin_train_vit.tsv"
-        conda:
-            "../../environment.yml"
-        threads: 2
-        resources:
-            gpu=1 if _VIT_GPU else 0,
-            mem_mb=lambda wc, attempt: (32000 if _VIT_GPU else 4000) * attempt,
-            runtime=lambda wc, attempt: (600 if _VIT_GPU else 30) * attempt,
-        params:
-            func="maxmargin.train_vit",
-            settings=dict(_VIT, cifar_source=config["maxmargin"]["vit"]["cifar_source"]),
-            preset=SCALE,
-            accelerator=config["accelerator"],
-            checkpoint=f"results/scratch/maxmargin_train_vit/{SCALE}/checkpoint.pt",
-            metrics_log=f"results/scratch/maxmargin_train_vit/{SCALE}/metrics.jsonl",
-        script:
-            "../../scripts/train.py"
-
-
-register_figure(
+register_sweep(
     "maxmargin",
-    "fig6",
-    ["results/data/maxmargin/fig6.csv", "results/data/maxmargin/fig6.json"],
-    gpu=True,
-)
-register_figure(
-    "maxmargin",
-    "fig7",
-    ["results/data/maxmargin/fig7.csv", "results/data/maxmargin/fig7.json"],
-    gpu=True,
+    "vit",
+    points=[{"seed": _VIT["seed"]}],
+    func="maxmargin.train_vit",
+    settings={k: v for k, v in _VIT.items() if k != "seed"},
+    gathers={},
+    tables={"fig6": ["fig6"], "fig7": ["fig7"]},
+    code=[
+        "experiments/maxmargin.py",
+        "train/engine.py",
+        "train/augment.py",
+        "models/vit.py",
+        "data/images.py",
+    ],
+    inputs=(
+        {
+            "downloads": register_download(
+                "maxmargin",
+                "cifar10",
+                "data.hub.fetch_assets",
+                {"kind": "dataset", "names": [_VIT["cifar_source"]]},
+            )
+        }
+        if _VIT["dataset"] == "cifar10"
+        else {}
+    ),
+    resources={
+        "quick": dict(threads=2, mem_mb=4000, runtime=30),
+        "paper": dict(threads=2, mem_mb=32000, runtime=600, gpu_mem_mb=16000),
+    },
 )
