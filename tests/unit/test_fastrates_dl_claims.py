@@ -14,13 +14,9 @@ from attnbias.claims.fastrates import (
     log_loss_auc,
     train_loss_auc,
 )
-from attnbias.experiments.fastrates import (
-    DL_COLUMNS,
-    compute_fig6,
-    gather_dl,
-    patch_tokens,
-    select_runs,
-)
+from attnbias.data.digits import patch_tokens
+from attnbias.experiments.fastrates import compute_fig6, gather_dl, select_runs
+from attnbias.experiments.fastrates.runs import DL_COLUMNS
 from attnbias.io import save_data
 
 STEPS = np.arange(0, 41, 4)

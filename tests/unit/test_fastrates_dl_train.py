@@ -9,15 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from attnbias.experiments.fastrates import (
-    _register_dl_optimizers,
-    sgd_probe_norms,
-    train_image,
-    train_text,
-)
+from attnbias.experiments.fastrates import train_image, train_text
+from attnbias.experiments.fastrates.runs import optimizer_config
 from attnbias.models.sequence import build_bert, forward_logits
-from attnbias.train import TrainConfig, fit
-from attnbias.train.engine import OPTIMIZERS, make_optimizer
+from attnbias.train import TrainConfig, fit, grad_norm, sgd_probe_norms
+from attnbias.train.engine import make_optimizer
 
 CPU = torch.device("cpu")
 
@@ -46,7 +42,6 @@ def _loss(m, batch):
 
 def _grads_and_step(name, lr, extra, weight_decay=0.0):
     """One engine-style step of ``name`` on a fresh tiny BERT: (params before, grads, params after, loss)."""
-    _register_dl_optimizers()
     model = _model()
     data = _task()
     cfg = TrainConfig(epochs=1, batch_size=16, lr=lr, optimizer=name, weight_decay=weight_decay, extra=extra)
@@ -91,63 +86,77 @@ def test_sgd_sngd_sps_steps_on_tiny_bert():
         torch.testing.assert_close(_flat(a) - _flat(b), -gamma * gf, rtol=1e-4, atol=1e-7)  # float32 parameters
 
 
-def test_clipped_adamw_clips_and_decays_linearly():
-    _, g, _, _, opt = _grads_and_step("adamw_clip", 1e-3, {"eps": 1e-8, "max_grad_norm": 1e-3, "total_steps": 10})
-    raw = float(_flat(g).norm())
-    assert raw > 1e-3
-    clipped = _flat([p.grad for grp in opt.param_groups for p in grp["params"]])
-    assert float(clipped.norm()) == pytest.approx(1e-3, rel=1e-4)  # grads clipped in place to the max norm
-    # the schedule reads the step count from the optimiser state: lr at step k is base·(1 − k/T)
-    model = _model()
-    cfg = TrainConfig(epochs=1, batch_size=8, lr=0.01, optimizer="adamw_clip", extra={"eps": 1e-8, "max_grad_norm": None, "total_steps": 10})
-    opt = make_optimizer(model.parameters(), cfg)
-    data = _task(n=8)
-    for k in range(4):
-        loss, _ = _loss(model, data)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        assert opt.param_groups[0]["lr"] == pytest.approx(0.01 * (1 - k / 10))
-    state = opt.state_dict()  # a resumed optimiser continues the schedule
-    opt2 = make_optimizer(_model().parameters(), cfg)
-    opt2.load_state_dict(state)
-    assert opt2._steps_done() == 4 and opt2.param_groups[0]["base_lr"] == pytest.approx(0.01)
+def test_adamw_recipe_is_engine_clipping_and_linear_decay():
+    """AdamW's BERT recipe (global-norm clipping, linear decay of the learning rate to 0) is set
+    through the engine's TrainConfig, not by a special optimiser."""
+    setup = optimizer_config(
+        "adamw", 1e-3, {"eps": 1e-6, "weight_decay": 0.01, "clip": 1.0, "schedule": "linear"}
+    )
+    assert setup.name == "adamw" and setup.extra == {"eps": 1e-6}
+    assert (setup.weight_decay, setup.grad_clip, setup.schedule) == (0.01, 1.0, "linear")
+    assert optimizer_config("adamw", 1e-3, {})  # defaults: no clipping, constant lr
+    assert optimizer_config("adamw", 1e-3, {}).train_settings()["grad_clip"] is None
+    # clipping: one plain SGD step with lr 1 moves the parameters by exactly the clipped norm
+    model, data = _model(), _task(n=8)
+    before = _flat([p.detach().clone() for p in model.parameters()])
+    cfg = TrainConfig(
+        epochs=1, batch_size=8, lr=1.0, optimizer="sgd", steps_per_epoch=1, grad_clip=1e-3
+    )
+    fit(model, data, _loss, cfg, CPU, progress=False, image_key=None)
+    moved = float((_flat([p.detach() for p in model.parameters()]) - before).norm())
+    assert moved == pytest.approx(1e-3, rel=1e-4)
+    # the linear schedule: lr at update k (0-based) of T is base·(1 − k/T), read from the global
+    # step, so a resumed run continues it
+    cfg = TrainConfig(
+        epochs=4, batch_size=8, steps_per_epoch=1, ckpt_every=1, **setup.train_settings()
+    )
+    hist = fit(_model(), data, _loss, cfg, CPU, progress=False, image_key=None)
+    assert [r["lr"] for r in hist] == pytest.approx([1e-3 * (1 - k / 4) for k in range(4)])
 
 
 @pytest.mark.parametrize(
-    "name,lr,extra",
-    [("sgd", 0.5, {}), ("sngd", 0.1, {"eps": 1e-8}), ("sps", 0.5, {"c": 0.5}), ("adamw_clip", 3e-3, {"eps": 1e-8, "max_grad_norm": 1.0, "total_steps": None})],
+    "name,lr,settings",
+    [
+        ("sgd", 0.5, {}),
+        ("sngd", 0.1, {"eps": 1e-8}),
+        ("sps", 0.5, {"c": 0.5}),
+        ("adamw", 3e-3, {"eps": 1e-8, "clip": 1.0}),
+    ],
 )
-def test_engine_fits_a_batch_with_each_optimizer(name, lr, extra):
+def test_engine_fits_a_batch_with_each_optimizer(name, lr, settings):
     """30 steps on one fixed batch of 16 (a randomly initialised BERT learns it with every rule)."""
-    _register_dl_optimizers()
-    cfg = TrainConfig(epochs=6, batch_size=16, lr=lr, optimizer=name, seed=0, steps_per_epoch=5, extra=extra)
+    setup = optimizer_config(name, lr, settings)
+    cfg = TrainConfig(
+        epochs=6, batch_size=16, seed=0, steps_per_epoch=5, **setup.train_settings()
+    )
     hist = fit(_model(), _task(n=16), _loss, cfg, CPU, progress=False, image_key=None)
     first, last = hist[0]["train_loss"], hist[-1]["train_loss"]
     assert math.isfinite(last) and last < 0.25 * first, (name, first, last)
 
 
 def test_probe_sees_the_engine_batches_and_leaves_the_model_alone():
-    """The matching probe's gradient norms equal those of the engine's own SGD run (same seed ⇒ same
-    minibatches and the same SGD trajectory)."""
-    seen = []
-
-    class RecordingSGD(torch.optim.SGD):
-        def step(self, closure=None):
-            seen.append(float(torch.sqrt(sum(p.grad.double().pow(2).sum() for g in self.param_groups for p in g["params"]))))
-            return super().step(closure)
-
-    OPTIMIZERS["_test_recording_sgd"] = lambda params, c: RecordingSGD(params, lr=c.lr)
-    try:
-        data = _task(n=40)
-        model = _model(seed=3)
-        ref = [p.detach().clone() for p in model.parameters()]
-        norms = sgd_probe_norms(model, data, _loss, batch_size=8, lr=0.2, steps=4, seed=5, device=CPU)
-        assert all(torch.equal(p, q) for p, q in zip(model.parameters(), ref, strict=True))
-        fit(model, data, _loss, TrainConfig(epochs=1, batch_size=8, lr=0.2, optimizer="_test_recording_sgd", seed=5, steps_per_epoch=4), CPU, progress=False, image_key=None)
-        np.testing.assert_allclose(norms, seen, rtol=1e-6)
-    finally:
-        OPTIMIZERS.pop("_test_recording_sgd")
+    """The matching probe's gradient norms are those of plain SGD on the minibatches that ``fit``
+    draws with the same seed (its permutation of the data, wrapping around), computed here by hand,
+    and the probed model is left unchanged."""
+    data = _task(n=20)
+    model = _model(seed=3)
+    ref = [p.detach().clone() for p in model.parameters()]
+    norms = sgd_probe_norms(model, data, _loss, batch_size=8, lr=0.2, steps=4, seed=5, device=CPU)
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), ref, strict=True))
+    perm = torch.randperm(20, generator=torch.Generator().manual_seed(5))
+    # batch s starts at (s · 8) mod 20 and, past the end, wraps to the start of the permutation
+    idx = [perm[0:8], perm[8:16], torch.cat([perm[16:], perm[:4]]), perm[4:12]]
+    torch.manual_seed(5)
+    twin = _model(seed=3)
+    opt = torch.optim.SGD(twin.parameters(), lr=0.2)
+    expected = []
+    for ix in idx:
+        loss, _ = _loss(twin, {k: v[ix] for k, v in data.items()})
+        opt.zero_grad()
+        loss.backward()
+        expected.append(grad_norm(twin))
+        opt.step()
+    np.testing.assert_allclose(norms, expected, rtol=1e-6)
 
 
 @pytest.fixture(scope="module")
