@@ -1,5 +1,5 @@
-"""fastrates Figs 1/4/7: the optimiser steps on a tiny randomly initialised BERT, the engine runs, the
-step-size-matching probe, and the per-run training functions end to end (tiny sizes, CPU)."""
+"""fastrates Figs 1/4/7: the optimiser steps on a tiny randomly initialised BERT, the engine runs,
+the step-size-matching probe, and the per-run training functions end to end (tiny sizes, CPU)."""
 
 from __future__ import annotations
 
@@ -28,11 +28,25 @@ def _task(n=64, length=12, vocab=50, seed=0):
     lengths = torch.randint(6, length + 1, (n,), generator=g)
     mask = (torch.arange(length)[None] < lengths[:, None]).to(torch.int8)
     ids = torch.where(mask.bool(), ids, 0).to(torch.int32)
-    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(mask), "y": y}
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "token_type_ids": torch.zeros_like(mask),
+        "y": y,
+    }
 
 
 def _model(seed=0):
-    return build_bert(num_labels=2, vocab_size=50, hidden=16, layers=2, heads=2, intermediate=32, max_position=32, seed=seed)
+    return build_bert(
+        num_labels=2,
+        vocab_size=50,
+        hidden=16,
+        layers=2,
+        heads=2,
+        intermediate=32,
+        max_position=32,
+        seed=seed,
+    )
 
 
 def _loss(m, batch):
@@ -41,10 +55,13 @@ def _loss(m, batch):
 
 
 def _grads_and_step(name, lr, extra, weight_decay=0.0):
-    """One engine-style step of ``name`` on a fresh tiny BERT: (params before, grads, params after, loss)."""
+    """One engine-style step of ``name`` on a fresh tiny BERT: (params before, grads, params "
+    "after, loss)."""
     model = _model()
     data = _task()
-    cfg = TrainConfig(epochs=1, batch_size=16, lr=lr, optimizer=name, weight_decay=weight_decay, extra=extra)
+    cfg = TrainConfig(
+        epochs=1, batch_size=16, lr=lr, optimizer=name, weight_decay=weight_decay, extra=extra
+    )
     opt = make_optimizer(model.parameters(), cfg)
     batch = {k: v[:16] for k, v in data.items()}
     loss, _ = _loss(model, batch)
@@ -78,12 +95,16 @@ def test_sgd_sngd_sps_steps_on_tiny_bert():
     b, g, a, _, _ = _grads_and_step("sngd", 0.05, {"eps": 1e-8})
     delta, gf = _flat(a) - _flat(b), _flat(g)
     assert float(delta.norm()) == pytest.approx(0.05, rel=1e-5)  # a step of length η
-    assert float(torch.nn.functional.cosine_similarity(delta, -gf, dim=0)) == pytest.approx(1.0, abs=1e-6)
+    assert float(torch.nn.functional.cosine_similarity(delta, -gf, dim=0)) == pytest.approx(
+        1.0, abs=1e-6
+    )
     for cap in (1e3, 1e-3):  # uncapped Polyak step, and the cap in force
         b, g, a, loss, _ = _grads_and_step("sps", cap, {"c": 0.5, "f_star": 0.0})
         gf = _flat(g)
         gamma = min(loss / (0.5 * float(gf @ gf)), cap)
-        torch.testing.assert_close(_flat(a) - _flat(b), -gamma * gf, rtol=1e-4, atol=1e-7)  # float32 parameters
+        torch.testing.assert_close(
+            _flat(a) - _flat(b), -gamma * gf, rtol=1e-4, atol=1e-7
+        )  # float32 parameters
 
 
 def test_adamw_recipe_is_engine_clipping_and_linear_decay():
@@ -126,9 +147,7 @@ def test_adamw_recipe_is_engine_clipping_and_linear_decay():
 def test_engine_fits_a_batch_with_each_optimizer(name, lr, settings):
     """30 steps on one fixed batch of 16 (a randomly initialised BERT learns it with every rule)."""
     setup = optimizer_config(name, lr, settings)
-    cfg = TrainConfig(
-        epochs=6, batch_size=16, seed=0, steps_per_epoch=5, **setup.train_settings()
-    )
+    cfg = TrainConfig(epochs=6, batch_size=16, seed=0, steps_per_epoch=5, **setup.train_settings())
     hist = fit(_model(), _task(n=16), _loss, cfg, CPU, progress=False, image_key=None)
     first, last = hist[0]["train_loss"], hist[-1]["train_loss"]
     assert math.isfinite(last) and last < 0.25 * first, (name, first, last)
@@ -161,22 +180,32 @@ def test_probe_sees_the_engine_batches_and_leaves_the_model_alone():
 
 @pytest.fixture(scope="module")
 def tiny_local_bert(tmp_path_factory):
-    """A tiny randomly initialised BERT saved with the shipped MiniLM tokenizer (vocabulary 30,522), so
-    train_text can load it by path like a pretrained model."""
+    """A tiny randomly initialised BERT saved with the shipped MiniLM tokenizer (vocabulary 30,522),
+    so train_text can load it by path like a pretrained model."""
     from attnbias.models.sequence import load_tokenizer
 
     path = tmp_path_factory.mktemp("tiny_bert")
-    build_bert(num_labels=3, vocab_size=30522, hidden=16, layers=1, heads=2, intermediate=32, max_position=64, seed=0).save_pretrained(path)
+    build_bert(
+        num_labels=3,
+        vocab_size=30522,
+        hidden=16,
+        layers=1,
+        heads=2,
+        intermediate=32,
+        max_position=64,
+        seed=0,
+    ).save_pretrained(path)
     load_tokenizer("minilm").save_pretrained(path)
     return str(path)
 
 
 def _text_run(model, tmp_path, **kw):
     args = dict(
-        figure="fig1", dataset="tweets_sentiment", model=model, max_length=32, batch_size=8, steps=8, log_every=2,
-        eval_every=4, select_at=4, n_train=64, n_val=16, n_test=24, optimizer="sngd", lr=0.05,
-        opt_settings={"match_sgd": True, "eps": 1e-8}, probe_steps=3, ckpt_every=2, accelerator="cpu",
-        checkpoint=tmp_path / "ckpt.pt", metrics_log=tmp_path / "metrics.jsonl",
+        figure="fig1", dataset="tweets_sentiment", model=model, max_length=32, batch_size=8,
+        steps=8, log_every=2, eval_every=4, select_at=4, n_train=64, n_val=16, n_test=24,
+        optimizer="sngd", lr=0.05, opt_settings={"match_sgd": True, "eps": 1e-8}, probe_steps=3,
+        ckpt_every=2, accelerator="cpu", checkpoint=tmp_path / "ckpt.pt",
+        metrics_log=tmp_path / "metrics.jsonl",
     )  # fmt: skip
     args.update(kw)
     return train_text(**args)["csv"]
@@ -186,8 +215,20 @@ def test_train_text_end_to_end_and_resume(tiny_local_bert, tmp_path):
     df, meta = _text_run(tiny_local_bert, tmp_path)
     assert df.step.tolist() == [0, 2, 4, 6, 8]
     assert df.train_loss.isna().tolist() == [True, False, False, False, False]
-    assert df.test_acc.notna().tolist() == [True, False, True, False, True]  # every eval_every steps
-    assert df.val_loss.notna().tolist() == [False, False, True, False, True]  # select_at and the end
+    assert df.test_acc.notna().tolist() == [
+        True,
+        False,
+        True,
+        False,
+        True,
+    ]  # every eval_every steps
+    assert df.val_loss.notna().tolist() == [
+        False,
+        False,
+        True,
+        False,
+        True,
+    ]  # select_at and the end
     assert meta["val_loss_at_select"] == pytest.approx(float(df.val_loss.iloc[2]))
     norms = meta["step_size_matching"]["probe_grad_norms"]
     assert len(norms) == 3 and meta["effective_lr"] == pytest.approx(0.05 * float(np.median(norms)))
@@ -196,10 +237,14 @@ def test_train_text_end_to_end_and_resume(tiny_local_bert, tmp_path):
     assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 5
     assert not (tmp_path / "ckpt.pt").exists()  # a finished run leaves no checkpoint behind
     again, _ = _text_run(tiny_local_bert, tmp_path / "again")  # deterministic on the CPU
-    np.testing.assert_allclose(again.test_loss.to_numpy(), df.test_loss.to_numpy(), rtol=1e-6, equal_nan=True)
+    np.testing.assert_allclose(
+        again.test_loss.to_numpy(), df.test_loss.to_numpy(), rtol=1e-6, equal_nan=True
+    )
 
 
-def test_killed_text_run_resumes_to_the_uninterrupted_result(tiny_local_bert, tmp_path, monkeypatch, caplog):
+def test_killed_text_run_resumes_to_the_uninterrupted_result(
+    tiny_local_bert, tmp_path, monkeypatch, caplog
+):
     import attnbias.train as train_pkg
 
     caplog.set_level("INFO", logger="attnbias.train")
@@ -219,11 +264,17 @@ def test_killed_text_run_resumes_to_the_uninterrupted_result(tiny_local_bert, tm
     assert (tmp_path / "ckpt.pt").exists()
     monkeypatch.setattr(train_pkg, "fit", real_fit)
     caplog.clear()
-    resumed, _ = _text_run(tiny_local_bert, tmp_path, optimizer="sps", lr=0.5, opt_settings={"c": 0.5})
+    resumed, _ = _text_run(
+        tiny_local_bert, tmp_path, optimizer="sps", lr=0.5, opt_settings={"c": 0.5}
+    )
     assert "resumed from" in caplog.text and "at epoch 2" in caplog.text
-    fresh, _ = _text_run(tiny_local_bert, tmp_path / "fresh", optimizer="sps", lr=0.5, opt_settings={"c": 0.5})
+    fresh, _ = _text_run(
+        tiny_local_bert, tmp_path / "fresh", optimizer="sps", lr=0.5, opt_settings={"c": 0.5}
+    )
     for col in ("train_loss", "test_loss", "val_loss"):
-        np.testing.assert_allclose(resumed[col].to_numpy(), fresh[col].to_numpy(), rtol=1e-6, equal_nan=True)
+        np.testing.assert_allclose(
+            resumed[col].to_numpy(), fresh[col].to_numpy(), rtol=1e-6, equal_nan=True
+        )
     assert not (tmp_path / "ckpt.pt").exists()
 
 
@@ -236,12 +287,18 @@ def test_train_text_rejects_misaligned_steps(tiny_local_bert, tmp_path):
 
 def test_train_image_digits_with_matched_sngd(tmp_path):
     df, meta = train_image(
-        figure="fig7", dataset="digits", image_size=8, patch_size=4, hidden=16, layers=1, heads=2, mlp=32, dropout=0.0,
-        batch_size=64, epochs=2, select_at=None, n_val=100, optimizer="sngd", lr=0.05, opt_settings={"match_sgd": True},
-        probe_steps=2, accelerator="cpu",
+        figure="fig7", dataset="digits", image_size=8, patch_size=4, hidden=16, layers=1, heads=2,
+        mlp=32, dropout=0.0, batch_size=64, epochs=2, select_at=None, n_val=100, optimizer="sngd",
+        lr=0.05, opt_settings={"match_sgd": True}, probe_steps=2, accelerator="cpu",
     )["csv"]  # fmt: skip
-    assert df.epoch.tolist() == [0, 1, 2] and df.step.tolist() == [0, 20, 40]  # 1,337 / 64 = 20 steps per epoch
+    assert df.epoch.tolist() == [0, 1, 2] and df.step.tolist() == [
+        0,
+        20,
+        40,
+    ]  # 1,337 / 64 = 20 steps per epoch
     assert df.test_acc.notna().all() and df.val_loss.notna().tolist() == [False, False, True]
     assert meta["sizes"] == {"train": 1337, "val": 100, "test": 360}
-    assert meta["model"]["tokens"] == 5 and meta["effective_lr"] == pytest.approx(0.05 * meta["step_size_matching"]["probe_median_grad_norm"])
+    assert meta["model"]["tokens"] == 5 and meta["effective_lr"] == pytest.approx(
+        0.05 * meta["step_size_matching"]["probe_median_grad_norm"]
+    )
     assert 2.0 < df.test_loss.iloc[0] < 2.6  # ≈ log 10 at initialisation

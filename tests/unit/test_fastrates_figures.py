@@ -9,12 +9,19 @@ import yaml
 from conftest import ROOT
 from snakemake.utils import validate
 
-from attnbias.claims.fastrates import check
 from attnbias.analysis.fastrates import rate_table, write_rate_table
+from attnbias.claims.fastrates import check
 from attnbias.experiments import fastrates as fx
 from attnbias.plotting.fastrates import plot
 
-GROUPS = {"fig2": ["fig2", "table1"], "fig3": ["fig3"], "fig5": ["fig5"], "fig8": ["fig8"], "fig9": ["fig9"], "fig10": ["fig10"]}
+GROUPS = {
+    "fig2": ["fig2", "table1"],
+    "fig3": ["fig3"],
+    "fig5": ["fig5"],
+    "fig8": ["fig8"],
+    "fig9": ["fig9"],
+    "fig10": ["fig10"],
+}
 
 
 def ci_settings():
