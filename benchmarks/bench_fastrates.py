@@ -1,10 +1,12 @@
-"""Benchmark the fastrates computations (issue [2/8] target: all synthetic figures ≤ 60 s on one core).
+"""Benchmark the fastrates computations (issue [2/8] target: all synthetic figures ≤ 60 s on one
+core).
 
     python benchmarks/bench_fastrates.py
 
-Times each ``compute_<group>`` of :mod:`attnbias.experiments.fastrates` with the settings of
-``config.yaml`` (schema defaults filled in) and prints a table.  Threads are pinned to one before
-numpy is imported.  Table 1 is fitted from the Fig 2 runs and has no computation of its own.
+Times each ``compute_<group>`` of :mod:`attnbias.experiments.fastrates.synthetic` with the
+settings of ``config.yaml`` (schema defaults filled in) and prints a table.  Threads are pinned
+to one before numpy is imported.  Table 1 is fitted from the Fig 2 runs and has no computation
+of its own.
 """
 
 import os
@@ -17,6 +19,7 @@ import time  # noqa: E402
 import yaml  # noqa: E402
 from snakemake.utils import validate  # noqa: E402
 
+from attnbias.analysis.fastrates import rate_table  # noqa: E402
 from attnbias.experiments import fastrates as fx  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -39,7 +42,7 @@ def main():
         runs = df.groupby(["method", "lr", "seed", "init"]).ngroups
         print(f"{group:<16}{dt:>10.2f}{len(df):>8}  {runs}")
     t0 = time.perf_counter()
-    fx.rate_table(frames["fig2"])
+    rate_table(frames["fig2"])
     dt = time.perf_counter() - t0
     total += dt
     print(f"{'table1 (fit)':<16}{dt:>10.2f}")

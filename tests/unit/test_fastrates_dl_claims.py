@@ -1,5 +1,5 @@
-"""fastrates Figs 1/4/6/7: learning-rate selection on the validation split, the gather step, the claim
-checks on constructed tables (exact values), and Fig 6's tokens and quick-preset claims."""
+"""fastrates Figs 1/4/6/7: learning-rate selection on the validation split, the gather step, the
+claim checks on constructed tables (exact values), and Fig 6's tokens and quick-preset claims."""
 
 from __future__ import annotations
 
@@ -14,13 +14,9 @@ from attnbias.claims.fastrates import (
     log_loss_auc,
     train_loss_auc,
 )
-from attnbias.experiments.fastrates import (
-    DL_COLUMNS,
-    compute_fig6,
-    gather_dl,
-    patch_tokens,
-    select_runs,
-)
+from attnbias.data.digits import patch_tokens
+from attnbias.experiments.fastrates import compute_fig6, gather_dl, select_runs
+from attnbias.experiments.fastrates.runs import DL_COLUMNS
 from attnbias.io import save_data
 
 STEPS = np.arange(0, 41, 4)
@@ -31,15 +27,18 @@ def _run(opt, lr, train_loss, test_acc, val_loss, final_test=None):
     n = len(STEPS)
     df = pd.DataFrame({
         "optimizer": opt, "lr": lr, "step": STEPS,
-        "train_loss": np.r_[np.nan, np.asarray(train_loss, float)], "train_acc": np.r_[np.nan, np.full(n - 1, 0.5)],
+        "train_loss": np.r_[np.nan, np.asarray(train_loss, float)],
+        "train_acc": np.r_[np.nan, np.full(n - 1, 0.5)],
         "test_loss": [1.1 if s in (0, 20, 40) else np.nan for s in STEPS],
         "test_acc": [test_acc if s == 40 else (0.35 if s in (0, 20) else np.nan) for s in STEPS],
-        "val_loss": [val_loss if s == 40 else np.nan for s in STEPS], "val_acc": [0.5 if s == 40 else np.nan for s in STEPS],
+        "val_loss": [val_loss if s == 40 else np.nan for s in STEPS],
+        "val_acc": [0.5 if s == 40 else np.nan for s in STEPS],
     })  # fmt: skip
     meta = {
-        "optimizer": opt, "grid_value": lr, "effective_lr": lr, "val_loss_at_select": val_loss, "select_at": 40,
-        "optimizer_extra": {"c": 0.5} if opt == "sps" else {}, "final_test": final_test, "dataset": "tweets_sentiment",
-        "stand_in": "tweets", "sizes": {"train": 2000, "val": 300, "test": 300}, "model": "minilm", "batch_size": 16,
+        "optimizer": opt, "grid_value": lr, "effective_lr": lr, "val_loss_at_select": val_loss,
+        "select_at": 40, "optimizer_extra": {"c": 0.5} if opt == "sps" else {},
+        "final_test": final_test, "dataset": "tweets_sentiment", "stand_in": "tweets",
+        "sizes": {"train": 2000, "val": 300, "test": 300}, "model": "minilm", "batch_size": 16,
         "max_length": 64, "steps": 40, "x_unit": "steps", "columns": dict(DL_COLUMNS),
     }  # fmt: skip
     return df, meta
@@ -59,13 +58,27 @@ def _linear(start, end):
 
 
 def test_select_runs_uses_the_validation_loss_and_flags_edges():
-    runs = [_run("sgd", lr, _linear(1, 0.9), 0.5, v) for lr, v in ((0.01, 0.90), (0.03, 0.70), (0.1, float("nan")))]
+    runs = [
+        _run("sgd", lr, _linear(1, 0.9), 0.5, v)
+        for lr, v in ((0.01, 0.90), (0.03, 0.70), (0.1, float("nan")))
+    ]
     runs += [_run("sps", lr, _linear(1, 0.8), 0.5, v) for lr, v in ((0.3, 0.6), (0.1, 0.8))]
     sel = select_runs(runs)
-    assert sel["sgd"]["grid"] == [0.01, 0.03, 0.1] and sel["sgd"]["chosen"] == 0.03 and not sel["sgd"]["at_edge"]
-    assert sel["sps"]["grid"] == [0.1, 0.3] and sel["sps"]["chosen"] == 0.3 and sel["sps"]["at_edge"]  # sorted grid
+    assert (
+        sel["sgd"]["grid"] == [0.01, 0.03, 0.1]
+        and sel["sgd"]["chosen"] == 0.03
+        and not sel["sgd"]["at_edge"]
+    )
+    assert (
+        sel["sps"]["grid"] == [0.1, 0.3] and sel["sps"]["chosen"] == 0.3 and sel["sps"]["at_edge"]
+    )  # sorted grid
     # a diverged run (NaN validation loss) is never chosen, even when every other value is worse
-    sel2 = select_runs([_run("sgd", 0.1, _linear(1, 0.9), 0.5, float("nan")), _run("sgd", 0.01, _linear(1, 0.9), 0.5, 5.0)])
+    sel2 = select_runs(
+        [
+            _run("sgd", 0.1, _linear(1, 0.9), 0.5, float("nan")),
+            _run("sgd", 0.01, _linear(1, 0.9), 0.5, 5.0),
+        ]
+    )
     assert sel2["sgd"]["chosen"] == 0.01
 
 
@@ -74,7 +87,14 @@ def _four(sngd_end=0.6, sps_end=0.7, sgd_end=0.9, accs=(0.60, 0.66, 0.62, 0.68),
     return [
         _run("sgd", 0.03, _linear(1.1, sgd_end), accs[0], 0.9, ft.get("sgd")),
         _run("sngd", 0.1, _linear(1.1, sngd_end), accs[1], 0.8, ft.get("sngd")),
-        _run("sps", 0.1, _linear(1.1, sps_end) if np.isscalar(sps_end) else sps_end, accs[2], 0.85, ft.get("sps")),
+        _run(
+            "sps",
+            0.1,
+            _linear(1.1, sps_end) if np.isscalar(sps_end) else sps_end,
+            accs[2],
+            0.85,
+            ft.get("sps"),
+        ),
         _run("adamw", 5e-5, _linear(1.1, 0.5), accs[3], 0.7, ft.get("adamw")),
     ]
 
@@ -86,7 +106,9 @@ def test_gather_marks_the_chosen_runs_and_records_the_grids(tmp_path):
     chosen = df[df.selected].groupby("optimizer").lr.first().to_dict()
     assert chosen == {"adamw": 5e-5, "sgd": 0.03, "sngd": 0.1, "sps": 0.1}
     assert meta["optimizers"] == ["sgd", "sngd", "sps", "adamw"]
-    assert meta["selection"]["sgd"]["grid"] == [0.01, 0.03] and meta["selection"]["sgd"]["val_loss"] == [1.0, 0.9]
+    assert meta["selection"]["sgd"]["grid"] == [0.01, 0.03] and meta["selection"]["sgd"][
+        "val_loss"
+    ] == [1.0, 0.9]
     assert meta["preset"] == "quick" and meta["runs"]["sgd"]["grid_value"] == 0.03
     assert len(df) == 5 * len(STEPS)
 
@@ -100,24 +122,60 @@ def test_quick_claims_exact_values_and_a_failing_case(tmp_path):
     assert final_train_loss(df, "sps") == pytest.approx(np.mean(_linear(1.1, 0.7)[-2:]))
     assert final_test_acc(df, meta, "sngd") == pytest.approx(0.66)
     claims = {c.id: c for c in check("fig1", (df, meta))}
-    assert set(claims) == {"finite", "auc_sngd", "final_sngd", "test_acc_sngd", "auc_sps", "final_sps", "test_acc_sps"}
+    assert set(claims) == {
+        "finite",
+        "auc_sngd",
+        "final_sngd",
+        "test_acc_sngd",
+        "auc_sps",
+        "final_sps",
+        "test_acc_sps",
+    }
     assert all(c.passed for c in claims.values())
-    assert claims["auc_sngd"].value == pytest.approx(-0.15) and claims["test_acc_sps"].value == pytest.approx(0.02)
-    # SPS drops fast, then climbs and ends above SGD, 2 points less accurate: AUC passes, the rest fails
+    assert claims["auc_sngd"].value == pytest.approx(-0.15) and claims[
+        "test_acc_sps"
+    ].value == pytest.approx(0.02)
+    # SPS drops fast, then climbs and ends above SGD, 2 points less accurate: AUC passes, the rest
+    # fails
     sps = np.r_[np.linspace(1.1, 0.7, 5), np.linspace(0.75, 0.95, 5)]
     bad, bmeta = _gather(tmp_path / "bad", _four(sps_end=sps, accs=(0.60, 0.66, 0.58, 0.68)))
     verdict = {c.id: c.passed for c in check("fig4", (bad, bmeta))}
-    assert not verdict["final_sps"] and not verdict["test_acc_sps"] and verdict["auc_sps"] and verdict["auc_sngd"]
+    assert (
+        not verdict["final_sps"]
+        and not verdict["test_acc_sps"]
+        and verdict["auc_sps"]
+        and verdict["auc_sngd"]
+    )
 
 
 def test_paper_claims_use_ratios_points_and_the_full_final_test(tmp_path):
-    finals = {"sgd": {"acc": 0.70, "loss": 0.8, "n": 97320}, "sngd": {"acc": 0.745, "loss": 0.5, "n": 97320},
-              "sps": {"acc": 0.71, "loss": 0.6, "n": 97320}, "adamw": {"acc": 0.76, "loss": 0.4, "n": 97320}}  # fmt: skip
-    df, meta = _gather(tmp_path / "p", _four(sngd_end=0.4, sps_end=0.5, sgd_end=1.0, final_tests=finals), preset="paper", figure="fig4")
+    finals = {
+        "sgd": {"acc": 0.70, "loss": 0.8, "n": 97320},
+        "sngd": {"acc": 0.745, "loss": 0.5, "n": 97320},
+        "sps": {"acc": 0.71, "loss": 0.6, "n": 97320},
+        "adamw": {"acc": 0.76, "loss": 0.4, "n": 97320},
+    }
+    df, meta = _gather(
+        tmp_path / "p",
+        _four(sngd_end=0.4, sps_end=0.5, sgd_end=1.0, final_tests=finals),
+        preset="paper",
+        figure="fig4",
+    )
     claims = {c.id: c for c in check("fig4", (df, meta))}
-    assert {"loss_ratio_sngd", "test_acc_sngd", "adam_gap_sngd", "loss_ratio_sps", "test_acc_sps", "adam_gap_sps"} <= set(claims)
-    assert claims["loss_ratio_sngd"].value == pytest.approx(final_train_loss(df, "sngd") / final_train_loss(df, "sgd"))
-    assert claims["loss_ratio_sngd"].passed and not claims["loss_ratio_sps"].passed  # 0.51 / 1.0 > 0.5
+    assert {
+        "loss_ratio_sngd",
+        "test_acc_sngd",
+        "adam_gap_sngd",
+        "loss_ratio_sps",
+        "test_acc_sps",
+        "adam_gap_sps",
+    } <= set(claims)
+    assert claims["loss_ratio_sngd"].value == pytest.approx(
+        final_train_loss(df, "sngd") / final_train_loss(df, "sgd")
+    )
+    assert (
+        claims["loss_ratio_sngd"].passed and not claims["loss_ratio_sps"].passed
+    )  # 0.51 / 1.0 > 0.5
     assert claims["test_acc_sngd"].value == pytest.approx(0.045) and claims["test_acc_sngd"].passed
     assert not claims["test_acc_sps"].passed  # +1 point < +2 points
     assert claims["adam_gap_sngd"].value == pytest.approx(0.015) and claims["adam_gap_sngd"].passed
@@ -125,7 +183,10 @@ def test_paper_claims_use_ratios_points_and_the_full_final_test(tmp_path):
 
 
 def test_grid_edge_claim_only_for_tuned_optimizers(tmp_path):
-    runs = _four() + [_run("sngd", 0.3, _linear(1.1, 0.7), 0.6, 0.95), _run("sngd", 0.03, _linear(1.1, 0.7), 0.6, 0.99)]
+    runs = _four() + [
+        _run("sngd", 0.3, _linear(1.1, 0.7), 0.6, 0.95),
+        _run("sngd", 0.03, _linear(1.1, 0.7), 0.6, 0.99),
+    ]
     df, meta = _gather(tmp_path, runs)
     edge = [c for c in check("fig1", (df, meta)) if c.id == "lr_interior"]
     assert len(edge) == 1 and edge[0].passed  # SNGD chose 0.1 inside {0.03, 0.1, 0.3}
@@ -139,10 +200,17 @@ def test_fig7_claims_per_preset(tmp_path):
     runs = []
     for opt, end in (("sgd", 2.0), ("sngd", 1.9), ("sps", 1.5), ("adamw", 0.2)):
         df, meta = _run(opt, 0.05, _linear(2.3, end), 0.3, end)
-        runs.append((df.assign(epoch=df.step // 4), dict(meta, x_unit="epochs", columns=dict(DL_COLUMNS, epoch="epochs"))))
+        runs.append(
+            (
+                df.assign(epoch=df.step // 4),
+                dict(meta, x_unit="epochs", columns=dict(DL_COLUMNS, epoch="epochs")),
+            )
+        )
     df, meta = _gather(tmp_path, runs, figure="fig7")
     quick = {c.id: c for c in check("fig7", (df, meta))}
-    assert set(quick) == {"finite", "auc_sngd", "auc_sps", "final_adamw"} and all(c.passed for c in quick.values())
+    assert set(quick) == {"finite", "auc_sngd", "auc_sps", "final_adamw"} and all(
+        c.passed for c in quick.values()
+    )
     assert quick["auc_sps"].value == pytest.approx((1.5 - 2.0) / 2)
     meta["preset"] = "paper"
     paper = {c.id for c in check("fig7", (df, meta))}
@@ -170,7 +238,9 @@ def test_fig6_quick_claims_hold_and_runs_are_float64():
     assert np.allclose(first.loss, np.log(2.0)) and (first.norm_W == 0).all()  # Φ = 0 at (W, u) = 0
     claims = {c.id: c for c in check("fig6", (df, meta))}
     assert all(c.passed for c in claims.values()), claims
-    assert claims["final_ngd"].value < -1.0 and claims["final_polyak"].value < -1.0  # ≥ 10× lower loss than GD
+    assert (
+        claims["final_ngd"].value < -1.0 and claims["final_polyak"].value < -1.0
+    )  # ≥ 10× lower loss than GD
     assert log_loss_auc(df, "gd") > log_loss_auc(df, "ngd")
     # without position embeddings the bag of 2×2 patches is not separable and PS (L* = 0) fails
     bag, bmeta = compute_fig6("digits", 2, 32, 0.1, 300, pos_scale=0.0, polyak_cap=None)

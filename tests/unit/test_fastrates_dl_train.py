@@ -1,5 +1,5 @@
-"""fastrates Figs 1/4/7: the optimiser steps on a tiny randomly initialised BERT, the engine runs, the
-step-size-matching probe, and the per-run training functions end to end (tiny sizes, CPU)."""
+"""fastrates Figs 1/4/7: the optimiser steps on a tiny randomly initialised BERT, the engine runs,
+the step-size-matching probe, and the per-run training functions end to end (tiny sizes, CPU)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from attnbias.experiments.fastrates import (
-    _register_dl_optimizers,
-    sgd_probe_norms,
-    train_image,
-    train_text,
-)
+from attnbias.experiments.fastrates import train_image, train_text
+from attnbias.experiments.fastrates.runs import optimizer_config
 from attnbias.models.sequence import build_bert, forward_logits
-from attnbias.train import TrainConfig, fit
-from attnbias.train.engine import OPTIMIZERS, make_optimizer
+from attnbias.train import TrainConfig, fit, grad_norm, sgd_probe_norms
+from attnbias.train.engine import make_optimizer
 
 CPU = torch.device("cpu")
 
@@ -32,11 +28,25 @@ def _task(n=64, length=12, vocab=50, seed=0):
     lengths = torch.randint(6, length + 1, (n,), generator=g)
     mask = (torch.arange(length)[None] < lengths[:, None]).to(torch.int8)
     ids = torch.where(mask.bool(), ids, 0).to(torch.int32)
-    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(mask), "y": y}
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "token_type_ids": torch.zeros_like(mask),
+        "y": y,
+    }
 
 
 def _model(seed=0):
-    return build_bert(num_labels=2, vocab_size=50, hidden=16, layers=2, heads=2, intermediate=32, max_position=32, seed=seed)
+    return build_bert(
+        num_labels=2,
+        vocab_size=50,
+        hidden=16,
+        layers=2,
+        heads=2,
+        intermediate=32,
+        max_position=32,
+        seed=seed,
+    )
 
 
 def _loss(m, batch):
@@ -45,11 +55,13 @@ def _loss(m, batch):
 
 
 def _grads_and_step(name, lr, extra, weight_decay=0.0):
-    """One engine-style step of ``name`` on a fresh tiny BERT: (params before, grads, params after, loss)."""
-    _register_dl_optimizers()
+    """One engine-style step of ``name`` on a fresh tiny BERT: (params before, grads, params "
+    "after, loss)."""
     model = _model()
     data = _task()
-    cfg = TrainConfig(epochs=1, batch_size=16, lr=lr, optimizer=name, weight_decay=weight_decay, extra=extra)
+    cfg = TrainConfig(
+        epochs=1, batch_size=16, lr=lr, optimizer=name, weight_decay=weight_decay, extra=extra
+    )
     opt = make_optimizer(model.parameters(), cfg)
     batch = {k: v[:16] for k, v in data.items()}
     loss, _ = _loss(model, batch)
@@ -83,91 +95,117 @@ def test_sgd_sngd_sps_steps_on_tiny_bert():
     b, g, a, _, _ = _grads_and_step("sngd", 0.05, {"eps": 1e-8})
     delta, gf = _flat(a) - _flat(b), _flat(g)
     assert float(delta.norm()) == pytest.approx(0.05, rel=1e-5)  # a step of length η
-    assert float(torch.nn.functional.cosine_similarity(delta, -gf, dim=0)) == pytest.approx(1.0, abs=1e-6)
+    assert float(torch.nn.functional.cosine_similarity(delta, -gf, dim=0)) == pytest.approx(
+        1.0, abs=1e-6
+    )
     for cap in (1e3, 1e-3):  # uncapped Polyak step, and the cap in force
         b, g, a, loss, _ = _grads_and_step("sps", cap, {"c": 0.5, "f_star": 0.0})
         gf = _flat(g)
         gamma = min(loss / (0.5 * float(gf @ gf)), cap)
-        torch.testing.assert_close(_flat(a) - _flat(b), -gamma * gf, rtol=1e-4, atol=1e-7)  # float32 parameters
+        torch.testing.assert_close(
+            _flat(a) - _flat(b), -gamma * gf, rtol=1e-4, atol=1e-7
+        )  # float32 parameters
 
 
-def test_clipped_adamw_clips_and_decays_linearly():
-    _, g, _, _, opt = _grads_and_step("adamw_clip", 1e-3, {"eps": 1e-8, "max_grad_norm": 1e-3, "total_steps": 10})
-    raw = float(_flat(g).norm())
-    assert raw > 1e-3
-    clipped = _flat([p.grad for grp in opt.param_groups for p in grp["params"]])
-    assert float(clipped.norm()) == pytest.approx(1e-3, rel=1e-4)  # grads clipped in place to the max norm
-    # the schedule reads the step count from the optimiser state: lr at step k is base·(1 − k/T)
-    model = _model()
-    cfg = TrainConfig(epochs=1, batch_size=8, lr=0.01, optimizer="adamw_clip", extra={"eps": 1e-8, "max_grad_norm": None, "total_steps": 10})
-    opt = make_optimizer(model.parameters(), cfg)
-    data = _task(n=8)
-    for k in range(4):
-        loss, _ = _loss(model, data)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        assert opt.param_groups[0]["lr"] == pytest.approx(0.01 * (1 - k / 10))
-    state = opt.state_dict()  # a resumed optimiser continues the schedule
-    opt2 = make_optimizer(_model().parameters(), cfg)
-    opt2.load_state_dict(state)
-    assert opt2._steps_done() == 4 and opt2.param_groups[0]["base_lr"] == pytest.approx(0.01)
+def test_adamw_recipe_is_engine_clipping_and_linear_decay():
+    """AdamW's BERT recipe (global-norm clipping, linear decay of the learning rate to 0) is set
+    through the engine's TrainConfig, not by a special optimiser."""
+    setup = optimizer_config(
+        "adamw", 1e-3, {"eps": 1e-6, "weight_decay": 0.01, "clip": 1.0, "schedule": "linear"}
+    )
+    assert setup.name == "adamw" and setup.extra == {"eps": 1e-6}
+    assert (setup.weight_decay, setup.grad_clip, setup.schedule) == (0.01, 1.0, "linear")
+    assert optimizer_config("adamw", 1e-3, {})  # defaults: no clipping, constant lr
+    assert optimizer_config("adamw", 1e-3, {}).train_settings()["grad_clip"] is None
+    # clipping: one plain SGD step with lr 1 moves the parameters by exactly the clipped norm
+    model, data = _model(), _task(n=8)
+    before = _flat([p.detach().clone() for p in model.parameters()])
+    cfg = TrainConfig(
+        epochs=1, batch_size=8, lr=1.0, optimizer="sgd", steps_per_epoch=1, grad_clip=1e-3
+    )
+    fit(model, data, _loss, cfg, CPU, progress=False, image_key=None)
+    moved = float((_flat([p.detach() for p in model.parameters()]) - before).norm())
+    assert moved == pytest.approx(1e-3, rel=1e-4)
+    # the linear schedule: lr at update k (0-based) of T is base·(1 − k/T), read from the global
+    # step, so a resumed run continues it
+    cfg = TrainConfig(
+        epochs=4, batch_size=8, steps_per_epoch=1, ckpt_every=1, **setup.train_settings()
+    )
+    hist = fit(_model(), data, _loss, cfg, CPU, progress=False, image_key=None)
+    assert [r["lr"] for r in hist] == pytest.approx([1e-3 * (1 - k / 4) for k in range(4)])
 
 
 @pytest.mark.parametrize(
-    "name,lr,extra",
-    [("sgd", 0.5, {}), ("sngd", 0.1, {"eps": 1e-8}), ("sps", 0.5, {"c": 0.5}), ("adamw_clip", 3e-3, {"eps": 1e-8, "max_grad_norm": 1.0, "total_steps": None})],
+    "name,lr,settings",
+    [
+        ("sgd", 0.5, {}),
+        ("sngd", 0.1, {"eps": 1e-8}),
+        ("sps", 0.5, {"c": 0.5}),
+        ("adamw", 3e-3, {"eps": 1e-8, "clip": 1.0}),
+    ],
 )
-def test_engine_fits_a_batch_with_each_optimizer(name, lr, extra):
+def test_engine_fits_a_batch_with_each_optimizer(name, lr, settings):
     """30 steps on one fixed batch of 16 (a randomly initialised BERT learns it with every rule)."""
-    _register_dl_optimizers()
-    cfg = TrainConfig(epochs=6, batch_size=16, lr=lr, optimizer=name, seed=0, steps_per_epoch=5, extra=extra)
+    setup = optimizer_config(name, lr, settings)
+    cfg = TrainConfig(epochs=6, batch_size=16, seed=0, steps_per_epoch=5, **setup.train_settings())
     hist = fit(_model(), _task(n=16), _loss, cfg, CPU, progress=False, image_key=None)
     first, last = hist[0]["train_loss"], hist[-1]["train_loss"]
     assert math.isfinite(last) and last < 0.25 * first, (name, first, last)
 
 
 def test_probe_sees_the_engine_batches_and_leaves_the_model_alone():
-    """The matching probe's gradient norms equal those of the engine's own SGD run (same seed ⇒ same
-    minibatches and the same SGD trajectory)."""
-    seen = []
-
-    class RecordingSGD(torch.optim.SGD):
-        def step(self, closure=None):
-            seen.append(float(torch.sqrt(sum(p.grad.double().pow(2).sum() for g in self.param_groups for p in g["params"]))))
-            return super().step(closure)
-
-    OPTIMIZERS["_test_recording_sgd"] = lambda params, c: RecordingSGD(params, lr=c.lr)
-    try:
-        data = _task(n=40)
-        model = _model(seed=3)
-        ref = [p.detach().clone() for p in model.parameters()]
-        norms = sgd_probe_norms(model, data, _loss, batch_size=8, lr=0.2, steps=4, seed=5, device=CPU)
-        assert all(torch.equal(p, q) for p, q in zip(model.parameters(), ref, strict=True))
-        fit(model, data, _loss, TrainConfig(epochs=1, batch_size=8, lr=0.2, optimizer="_test_recording_sgd", seed=5, steps_per_epoch=4), CPU, progress=False, image_key=None)
-        np.testing.assert_allclose(norms, seen, rtol=1e-6)
-    finally:
-        OPTIMIZERS.pop("_test_recording_sgd")
+    """The matching probe's gradient norms are those of plain SGD on the minibatches that ``fit``
+    draws with the same seed (its permutation of the data, wrapping around), computed here by hand,
+    and the probed model is left unchanged."""
+    data = _task(n=20)
+    model = _model(seed=3)
+    ref = [p.detach().clone() for p in model.parameters()]
+    norms = sgd_probe_norms(model, data, _loss, batch_size=8, lr=0.2, steps=4, seed=5, device=CPU)
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), ref, strict=True))
+    perm = torch.randperm(20, generator=torch.Generator().manual_seed(5))
+    # batch s starts at (s · 8) mod 20 and, past the end, wraps to the start of the permutation
+    idx = [perm[0:8], perm[8:16], torch.cat([perm[16:], perm[:4]]), perm[4:12]]
+    torch.manual_seed(5)
+    twin = _model(seed=3)
+    opt = torch.optim.SGD(twin.parameters(), lr=0.2)
+    expected = []
+    for ix in idx:
+        loss, _ = _loss(twin, {k: v[ix] for k, v in data.items()})
+        opt.zero_grad()
+        loss.backward()
+        expected.append(grad_norm(twin))
+        opt.step()
+    np.testing.assert_allclose(norms, expected, rtol=1e-6)
 
 
 @pytest.fixture(scope="module")
 def tiny_local_bert(tmp_path_factory):
-    """A tiny randomly initialised BERT saved with the shipped MiniLM tokenizer (vocabulary 30,522), so
-    train_text can load it by path like a pretrained model."""
+    """A tiny randomly initialised BERT saved with the shipped MiniLM tokenizer (vocabulary 30,522),
+    so train_text can load it by path like a pretrained model."""
     from attnbias.models.sequence import load_tokenizer
 
     path = tmp_path_factory.mktemp("tiny_bert")
-    build_bert(num_labels=3, vocab_size=30522, hidden=16, layers=1, heads=2, intermediate=32, max_position=64, seed=0).save_pretrained(path)
+    build_bert(
+        num_labels=3,
+        vocab_size=30522,
+        hidden=16,
+        layers=1,
+        heads=2,
+        intermediate=32,
+        max_position=64,
+        seed=0,
+    ).save_pretrained(path)
     load_tokenizer("minilm").save_pretrained(path)
     return str(path)
 
 
 def _text_run(model, tmp_path, **kw):
     args = dict(
-        figure="fig1", dataset="tweets_sentiment", model=model, max_length=32, batch_size=8, steps=8, log_every=2,
-        eval_every=4, select_at=4, n_train=64, n_val=16, n_test=24, optimizer="sngd", lr=0.05,
-        opt_settings={"match_sgd": True, "eps": 1e-8}, probe_steps=3, ckpt_every=2, accelerator="cpu",
-        checkpoint=tmp_path / "ckpt.pt", metrics_log=tmp_path / "metrics.jsonl",
+        figure="fig1", dataset="tweets_sentiment", model=model, max_length=32, batch_size=8,
+        steps=8, log_every=2, eval_every=4, select_at=4, n_train=64, n_val=16, n_test=24,
+        optimizer="sngd", lr=0.05, opt_settings={"match_sgd": True, "eps": 1e-8}, probe_steps=3,
+        ckpt_every=2, accelerator="cpu", checkpoint=tmp_path / "ckpt.pt",
+        metrics_log=tmp_path / "metrics.jsonl",
     )  # fmt: skip
     args.update(kw)
     return train_text(**args)["csv"]
@@ -177,8 +215,20 @@ def test_train_text_end_to_end_and_resume(tiny_local_bert, tmp_path):
     df, meta = _text_run(tiny_local_bert, tmp_path)
     assert df.step.tolist() == [0, 2, 4, 6, 8]
     assert df.train_loss.isna().tolist() == [True, False, False, False, False]
-    assert df.test_acc.notna().tolist() == [True, False, True, False, True]  # every eval_every steps
-    assert df.val_loss.notna().tolist() == [False, False, True, False, True]  # select_at and the end
+    assert df.test_acc.notna().tolist() == [
+        True,
+        False,
+        True,
+        False,
+        True,
+    ]  # every eval_every steps
+    assert df.val_loss.notna().tolist() == [
+        False,
+        False,
+        True,
+        False,
+        True,
+    ]  # select_at and the end
     assert meta["val_loss_at_select"] == pytest.approx(float(df.val_loss.iloc[2]))
     norms = meta["step_size_matching"]["probe_grad_norms"]
     assert len(norms) == 3 and meta["effective_lr"] == pytest.approx(0.05 * float(np.median(norms)))
@@ -187,10 +237,14 @@ def test_train_text_end_to_end_and_resume(tiny_local_bert, tmp_path):
     assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 5
     assert not (tmp_path / "ckpt.pt").exists()  # a finished run leaves no checkpoint behind
     again, _ = _text_run(tiny_local_bert, tmp_path / "again")  # deterministic on the CPU
-    np.testing.assert_allclose(again.test_loss.to_numpy(), df.test_loss.to_numpy(), rtol=1e-6, equal_nan=True)
+    np.testing.assert_allclose(
+        again.test_loss.to_numpy(), df.test_loss.to_numpy(), rtol=1e-6, equal_nan=True
+    )
 
 
-def test_killed_text_run_resumes_to_the_uninterrupted_result(tiny_local_bert, tmp_path, monkeypatch, caplog):
+def test_killed_text_run_resumes_to_the_uninterrupted_result(
+    tiny_local_bert, tmp_path, monkeypatch, caplog
+):
     import attnbias.train as train_pkg
 
     caplog.set_level("INFO", logger="attnbias.train")
@@ -210,11 +264,17 @@ def test_killed_text_run_resumes_to_the_uninterrupted_result(tiny_local_bert, tm
     assert (tmp_path / "ckpt.pt").exists()
     monkeypatch.setattr(train_pkg, "fit", real_fit)
     caplog.clear()
-    resumed, _ = _text_run(tiny_local_bert, tmp_path, optimizer="sps", lr=0.5, opt_settings={"c": 0.5})
+    resumed, _ = _text_run(
+        tiny_local_bert, tmp_path, optimizer="sps", lr=0.5, opt_settings={"c": 0.5}
+    )
     assert "resumed from" in caplog.text and "at epoch 2" in caplog.text
-    fresh, _ = _text_run(tiny_local_bert, tmp_path / "fresh", optimizer="sps", lr=0.5, opt_settings={"c": 0.5})
+    fresh, _ = _text_run(
+        tiny_local_bert, tmp_path / "fresh", optimizer="sps", lr=0.5, opt_settings={"c": 0.5}
+    )
     for col in ("train_loss", "test_loss", "val_loss"):
-        np.testing.assert_allclose(resumed[col].to_numpy(), fresh[col].to_numpy(), rtol=1e-6, equal_nan=True)
+        np.testing.assert_allclose(
+            resumed[col].to_numpy(), fresh[col].to_numpy(), rtol=1e-6, equal_nan=True
+        )
     assert not (tmp_path / "ckpt.pt").exists()
 
 
@@ -227,12 +287,18 @@ def test_train_text_rejects_misaligned_steps(tiny_local_bert, tmp_path):
 
 def test_train_image_digits_with_matched_sngd(tmp_path):
     df, meta = train_image(
-        figure="fig7", dataset="digits", image_size=8, patch_size=4, hidden=16, layers=1, heads=2, mlp=32, dropout=0.0,
-        batch_size=64, epochs=2, select_at=None, n_val=100, optimizer="sngd", lr=0.05, opt_settings={"match_sgd": True},
-        probe_steps=2, accelerator="cpu",
+        figure="fig7", dataset="digits", image_size=8, patch_size=4, hidden=16, layers=1, heads=2,
+        mlp=32, dropout=0.0, batch_size=64, epochs=2, select_at=None, n_val=100, optimizer="sngd",
+        lr=0.05, opt_settings={"match_sgd": True}, probe_steps=2, accelerator="cpu",
     )["csv"]  # fmt: skip
-    assert df.epoch.tolist() == [0, 1, 2] and df.step.tolist() == [0, 20, 40]  # 1,337 / 64 = 20 steps per epoch
+    assert df.epoch.tolist() == [0, 1, 2] and df.step.tolist() == [
+        0,
+        20,
+        40,
+    ]  # 1,337 / 64 = 20 steps per epoch
     assert df.test_acc.notna().all() and df.val_loss.notna().tolist() == [False, False, True]
     assert meta["sizes"] == {"train": 1337, "val": 100, "test": 360}
-    assert meta["model"]["tokens"] == 5 and meta["effective_lr"] == pytest.approx(0.05 * meta["step_size_matching"]["probe_median_grad_norm"])
+    assert meta["model"]["tokens"] == 5 and meta["effective_lr"] == pytest.approx(
+        0.05 * meta["step_size_matching"]["probe_median_grad_norm"]
+    )
     assert 2.0 < df.test_loss.iloc[0] < 2.6  # ≈ log 10 at initialisation

@@ -9,11 +9,19 @@ import yaml
 from conftest import ROOT
 from snakemake.utils import validate
 
+from attnbias.analysis.fastrates import rate_table, write_rate_table
 from attnbias.claims.fastrates import check
 from attnbias.experiments import fastrates as fx
 from attnbias.plotting.fastrates import plot
 
-GROUPS = {"fig2": ["fig2", "table1"], "fig3": ["fig3"], "fig5": ["fig5"], "fig8": ["fig8"], "fig9": ["fig9"], "fig10": ["fig10"]}
+GROUPS = {
+    "fig2": ["fig2", "table1"],
+    "fig3": ["fig3"],
+    "fig5": ["fig5"],
+    "fig8": ["fig8"],
+    "fig9": ["fig9"],
+    "fig10": ["fig10"],
+}
 
 
 def ci_settings():
@@ -49,7 +57,7 @@ def test_fig2_numbers(computed):
     assert np.all(gd.norm_W < 25)  # logarithmic growth
     assert np.all(gd.log10_one_minus_corr > -2.5)  # GD is still far from W_mm
     assert np.all(ngd.log10_one_minus_corr < -5)
-    tab = fx.rate_table(df).set_index("method")
+    tab = rate_table(df).set_index("method")
     assert tab.loc["ngd", "norm_rate"] == pytest.approx(1.0, abs=0.01)
     assert tab.loc["ngd", "align_loglog"] == pytest.approx(-2.0, abs=0.1)  # 1 − corr ∝ t⁻²
 
@@ -76,7 +84,7 @@ def test_checks_fail_when_methods_are_swapped(computed):
 
 def test_table1_files(computed, tmp_path):
     df, _ = computed["fig2"]
-    tab = fx.write_rate_table(df, tmp_path / "t.csv", tmp_path / "t.md")
+    tab = write_rate_table(df, tmp_path / "t.csv", tmp_path / "t.md")
     back = pd.read_csv(tmp_path / "t.csv")
     assert list(back.method) == ["gd", "ngd", "polyak"]
     assert back.norm_rate[1] == pytest.approx(tab.norm_rate[1], rel=1e-5)

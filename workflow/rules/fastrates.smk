@@ -7,7 +7,9 @@
 # workflow/schemas/fastrates.schema.yaml.
 
 _FR_CODE = [
-    "experiments/fastrates.py",
+    "experiments/fastrates/__init__.py",
+    "experiments/fastrates/synthetic.py",
+    "analysis/fastrates.py",
     "models/attention.py",
     "models/prompt.py",
     "models/selfattn.py",
@@ -32,7 +34,7 @@ register_compute("fastrates", "fig10", ["fig10"], "fastrates.compute_fig10", _FR
 rule fastrates_table1_files:
     input:
         data=data_files("fastrates", "fig2"),
-        code="src/attnbias/experiments/fastrates.py",
+        code=["src/attnbias/analysis/fastrates.py", "src/attnbias/io.py"],
     output:
         csv="results/figures/fastrates/table1.csv",
         md="results/figures/fastrates/table1.md",
@@ -41,7 +43,7 @@ rule fastrates_table1_files:
     localrule: True
     run:
         from attnbias.io import load_data
-        from attnbias.experiments.fastrates import write_rate_table
+        from attnbias.analysis.fastrates import write_rate_table
 
         write_rate_table(load_data(input.data[0])[0], output.csv, output.md)
 
@@ -122,19 +124,30 @@ for _fig, _func in (
                 func="fastrates.gather_dl",
                 settings={"figure": _fig, "preset": SCALE},
                 figures=[_fig],
-                code=["experiments/fastrates.py"],
+                code=[
+                    "experiments/fastrates/__init__.py",
+                    "experiments/fastrates/gather.py",
+                    "analysis/fastrates.py",
+                    "io.py",
+                ],
             )
         },
         code=[
-            "experiments/fastrates.py",
+            "experiments/fastrates/__init__.py",
+            "experiments/fastrates/runs.py",
+            "analysis/fastrates.py",
+            "train/__init__.py",
             "train/engine.py",
             "train/augment.py",
+            "train/probe.py",
             "optim/stochastic.py",
-            "models/sequence.py",
-            "models/vit.py",
-            "data/text.py",
-            "data/images.py",
-            "data/offline.py",
+            "data/hub.py",
+            *(
+                ["experiments/fastrates/finetune.py", "models/sequence.py"]
+                + ["data/text.py", "data/offline.py"]
+                if _func == "fastrates.train_text"
+                else ["experiments/fastrates/image.py", "models/vit.py", "data/images.py"]
+            ),
         ],
         inputs={"downloads": _fr_downloads(_fig)},
         resources={
@@ -148,7 +161,16 @@ for _fig, _func in (
 # presets; the quick preset uses the offline digits).
 rule fastrates_compute_fig6:
     input:
-        code=[f"src/attnbias/{m}" for m in _FR_CODE],
+        code=[
+            f"src/attnbias/{m}"
+            for m in _FR_CODE
+            + [
+                "experiments/fastrates/mnist.py",
+                "data/digits.py",
+                "data/text.py",
+                "data/hub.py",
+            ]
+        ],
         downloads=_fr_downloads("fig6"),
     output:
         csv="results/data/fastrates/fig6.csv",

@@ -1,5 +1,6 @@
 """Access to the Hugging Face hub: the one error type and message for an artefact that cannot be
-loaded (typically: offline and not cached), shared by every dataset, tokenizer and model loader."""
+loaded (typically: offline and not cached), shared by every dataset, tokenizer and model loader,
+and the download step of the paper preset (:func:`fetch_assets`)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,34 @@ def hub_error(
         "(it is cached under $HF_HOME, which you can copy to an offline machine), or run the\n"
         "offline quick preset instead:  snakemake --cores 2 all --config scale=quick"
     )
+
+
+def fetch_assets(kind: str, names: list[str], config: str | None = None):
+    """Fetch hub datasets (``kind="dataset"``, with the dataset ``config``) or models with their
+    tokenizers (``kind="model"``) into the Hugging Face cache: the job of the paper preset's
+    download rules, so that training jobs never download.  Returns ``(manifest, meta)``: one row
+    per dataset split (its rows) or model (its parameters with a 2-way head)."""
+    import pandas as pd
+
+    rows = []
+    if kind == "dataset":
+        from .text import load_hub
+
+        for name in names:
+            ds = load_hub(name, config, None)
+            rows += [{"asset": name, "part": split, "rows": len(ds[split])} for split in ds]
+    elif kind == "model":
+        from ..models.sequence import load_classifier, load_tokenizer
+
+        for name in names:
+            load_tokenizer(name)
+            n_params = sum(p.numel() for p in load_classifier(name, 2).parameters())
+            rows.append({"asset": name, "part": "weights", "rows": n_params})
+    else:
+        raise ValueError(f"unknown asset kind {kind!r}")
+    cols = {
+        "asset": "hub id",
+        "part": "split (datasets) or weights (models)",
+        "rows": "rows of the split, or parameters of the model with a 2-way head",
+    }
+    return pd.DataFrame(rows, columns=list(cols)), {"kind": kind, "config": config, "columns": cols}

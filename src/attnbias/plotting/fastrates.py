@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import FixedLocator, NullLocator
 
-from ..experiments.fastrates import LABELS, METHODS, RATE_COLUMNS, rate_table
+from ..analysis.fastrates import DL_LABELS, LABELS, METHODS, RATE_COLUMNS, rate_table
 from .style import METHOD_COLORS, new_figure
 
 CLIP = -300.0  # log10 floor of the log axes
@@ -29,7 +29,12 @@ def _band(ax, df, col, method, log=True, color=None, ls="-", label=None, positiv
         lo, mid, hi = mean - sd, mean, mean + sd
         if positive:  # drawn on a log axis: leave out the exact zeros (W₀ = 0, u₀ = 0)
             keep = mid.to_numpy() > 0
-            t, lo, mid, hi = t[keep], lo[keep].clip(lower=mid[keep].min() * 0.5), mid[keep], hi[keep]
+            t, lo, mid, hi = (
+                t[keep],
+                lo[keep].clip(lower=mid[keep].min() * 0.5),
+                mid[keep],
+                hi[keep],
+            )
     ax.plot(t, mid, color=color, ls=ls, label=label)
     ax.fill_between(t, lo, hi, color=color, alpha=0.2, lw=0)
 
@@ -87,7 +92,11 @@ def _wonly(df, meta, title):
     axes[0].legend(loc="lower left")
     axes[2].legend(loc="upper left")
     seeds = len(meta["seeds"])
-    fig.suptitle(f"{title} (n={meta['n']}, T={meta['T']}, d={meta['d']}, η={meta['lr']:g}, PS multiplier 1; mean ± sd over {seeds} seeds)", fontsize=9)
+    fig.suptitle(
+        f"{title} (n={meta['n']}, T={meta['T']}, d={meta['d']}, η={meta['lr']:g}, PS multiplier "
+        f"1; mean ± sd over {seeds} seeds)",
+        fontsize=9,
+    )
     return fig
 
 
@@ -108,8 +117,10 @@ def _fig3(df, meta):
     axes[0].legend(loc="lower left")
     axes[2].legend(loc="lower right", ncol=2, fontsize=5.5)
     fig.suptitle(
-        f"Joint (W, u) training, Gaussian-like data (n={meta['n']}, T={meta['T']}, d={meta['d']}, σ={meta['sigma']:g}, "
-        f"η={meta['lr']:g}, NGD norm: {meta['normalize']}; mean ± sd over {len(meta['seeds'])} seeds)",
+        f"Joint (W, u) training, Gaussian-like data (n={meta['n']}, T={meta['T']}, "
+        f"d={meta['d']}, σ={meta['sigma']:g}, "
+        f"η={meta['lr']:g}, NGD norm: {meta['normalize']}; mean ± sd over {len(meta['seeds'])} "
+        "seeds)",
         fontsize=9,
     )
     return fig
@@ -122,14 +133,31 @@ def _fig9(df, meta):
         for k, (_, g) in enumerate(d.groupby(["seed", "init"])):
             g = g.sort_values("t")
             kw = {"label": LABELS[m]} if k == 0 else {}
-            axes[0].plot(g.t, 10.0 ** np.maximum(g.log10_one_minus_corr, CLIP), color=METHOD_COLORS[m], alpha=0.35, lw=0.8, **kw)
-            axes[1].plot(g.t, 10.0 ** np.maximum(g.log10_excess, CLIP), color=METHOD_COLORS[m], alpha=0.35, lw=0.8)
+            axes[0].plot(
+                g.t,
+                10.0 ** np.maximum(g.log10_one_minus_corr, CLIP),
+                color=METHOD_COLORS[m],
+                alpha=0.35,
+                lw=0.8,
+                **kw,
+            )
+            axes[1].plot(
+                g.t,
+                10.0 ** np.maximum(g.log10_excess, CLIP),
+                color=METHOD_COLORS[m],
+                alpha=0.35,
+                lw=0.8,
+            )
     axes[0].axhline(1e-3, color="0.3", ls=":", lw=1, label="10⁻³ (claim)")
     _axes(axes[0], "(a) alignment with W_mm", "1 − corr(W_t, W_mm)")
     _axes(axes[1], "(b) excess loss", "L(W_t) − L*", top=_top(df, "log10_excess"))
     axes[0].legend(loc="lower left")
     n_runs = len(meta["seeds"]) * meta["inits_per_seed"]
-    fig.suptitle(f"[proposal] Fig 2 from random W₀ ~ N(0, {meta['init_scale']:g}²): {n_runs} runs per method", fontsize=9)
+    fig.suptitle(
+        f"[proposal] Fig 2 from random W₀ ~ N(0, {meta['init_scale']:g}²): {n_runs} runs per "
+        "method",
+        fontsize=9,
+    )
     return fig
 
 
@@ -140,10 +168,25 @@ def _fig10(df, meta):
         d = df[df.method == m]
         last = d[d.t == d.t.max()].groupby("lr").log10_one_minus_corr
         mean, sd = last.mean().reindex(lrs), last.std(ddof=0).reindex(lrs).fillna(0.0)
-        axes[0].errorbar(lrs, 10.0**mean, yerr=[10.0**mean - 10.0 ** (mean - sd), 10.0 ** (mean + sd) - 10.0**mean], color=METHOD_COLORS[m], marker="o", ms=4, capsize=2, label=LABELS[m])
+        axes[0].errorbar(
+            lrs,
+            10.0**mean,
+            yerr=[10.0**mean - 10.0 ** (mean - sd), 10.0 ** (mean + sd) - 10.0**mean],
+            color=METHOD_COLORS[m],
+            marker="o",
+            ms=4,
+            capsize=2,
+            label=LABELS[m],
+        )
         for lr, ls in zip(lrs, ["-", "--", "-.", ":"] * 4, strict=False):
             g = d[np.isclose(d.lr, lr) & (d.t >= 1)].groupby("t").log10_one_minus_corr.mean()
-            axes[1].plot(g.index, 10.0 ** np.maximum(g.to_numpy(), CLIP), color=METHOD_COLORS[m], ls=ls, label=f"{LABELS[m]} η={lr:g}")
+            axes[1].plot(
+                g.index,
+                10.0 ** np.maximum(g.to_numpy(), CLIP),
+                color=METHOD_COLORS[m],
+                ls=ls,
+                label=f"{LABELS[m]} η={lr:g}",
+            )
     axes[0].set_xscale("log")
     axes[0].set_yscale("log")
     axes[0].set_xlabel("step size η")
@@ -152,7 +195,11 @@ def _fig10(df, meta):
     axes[0].legend(loc="lower left")
     _axes(axes[1], "(b) alignment over t", "1 − corr(W_t, W_mm)")
     axes[1].legend(loc="lower left", ncol=2, fontsize=5.5)
-    fig.suptitle(f"[proposal] Step-size sweep, GD vs NGD on the Fig 2 data (mean over {len(meta['seeds'])} seeds)", fontsize=9)
+    fig.suptitle(
+        "[proposal] Step-size sweep, GD vs NGD on the Fig 2 data (mean over "
+        f"{len(meta['seeds'])} seeds)",
+        fontsize=9,
+    )
     return fig
 
 
@@ -169,10 +216,14 @@ def _table1(df, meta):
     cells = []
     for _, r in tab.iterrows():
         step = f"multiplier {r.lr:g}" if r.method == "polyak" else f"η={r.lr:g}"
-        cells.append([f"{LABELS[r.method]} ({step})"] + [f"{r[k]:.3g} ± {r[k + '_sd']:.2g}" for k in heads])
+        cells.append(
+            [f"{LABELS[r.method]} ({step})"] + [f"{r[k]:.3g} ± {r[k + '_sd']:.2g}" for k in heads]
+        )
     fig, ax = new_figure(9.0, 2.2)
     ax.axis("off")
-    table = ax.table(cellText=cells, colLabels=["method"] + list(heads.values()), loc="center", cellLoc="center")
+    table = ax.table(
+        cellText=cells, colLabels=["method"] + list(heads.values()), loc="center", cellLoc="center"
+    )
     table.auto_set_font_size(False)
     table.set_fontsize(8)
     table.scale(1.0, 2.2)
@@ -180,7 +231,10 @@ def _table1(df, meta):
         if row == 0:
             cell.set_height(cell.get_height() * 1.9)
             cell.set_facecolor("0.92")
-    ax.set_title(f"[proposal] Table 1: fitted rates on the Fig 2 runs (mean ± sd over {int(tab.n_seeds.iloc[0])} seeds)")
+    ax.set_title(
+        "[proposal] Table 1: fitted rates on the Fig 2 runs (mean ± sd over "
+        f"{int(tab.n_seeds.iloc[0])} seeds)"
+    )
     return fig
 
 
@@ -216,8 +270,6 @@ def _dl_color(opt: str) -> str:
 
 def _dl_step_label(opt: str, value: float, run: dict | None) -> str:
     """Legend entry: the optimiser and its chosen step-size setting."""
-    from ..experiments.fastrates import DL_LABELS
-
     if opt == "sngd":
         eff = (run or {}).get("effective_lr", value)
         matched = (run or {}).get("step_size_matching")
@@ -228,8 +280,6 @@ def _dl_step_label(opt: str, value: float, run: dict | None) -> str:
 
 
 def _grids_text(meta: dict) -> str:
-    from ..experiments.fastrates import DL_LABELS
-
     parts = []
     for o in meta["optimizers"]:
         e = meta["selection"][o]
@@ -239,14 +289,19 @@ def _grids_text(meta: dict) -> str:
 
 
 def _dl_figure(df, meta, title: str):
-    """Train loss, train accuracy, test loss and test accuracy per optimiser (the grid value chosen on
-    the validation split drawn solid; the other grid values thin and faint)."""
+    """Train loss, train accuracy, test loss and test accuracy per optimiser (the grid value chosen
+    on the validation split drawn solid; the other grid values thin and faint)."""
     x_unit = meta.get("x_unit", "steps")
     xcol = "epoch" if x_unit == "epochs" else "step"
-    fig, all_axes = new_figure(14.5, 3.1, ncols=5, gridspec_kw={"width_ratios": [1, 1, 1, 1, 0.62]})
+    ratios = {"width_ratios": [1, 1, 1, 1, 0.62]}
+    fig, all_axes = new_figure(14.5, 3.1, ncols=5, gridspec_kw=ratios)
     axes, legend_ax = all_axes[:4], all_axes[4]
-    panels = [("train_loss", "(a) train loss", "cross-entropy"), ("train_acc", "(b) train accuracy", "accuracy"),
-              ("test_loss", "(c) test loss", "cross-entropy"), ("test_acc", "(d) test accuracy", "accuracy")]  # fmt: skip
+    panels = [
+        ("train_loss", "(a) train loss", "cross-entropy"),
+        ("train_acc", "(b) train accuracy", "accuracy"),
+        ("test_loss", "(c) test loss", "cross-entropy"),
+        ("test_acc", "(d) test accuracy", "accuracy"),
+    ]
     for opt in meta["optimizers"]:
         d = df[df.optimizer == opt]
         for value, g in d.groupby("lr"):
@@ -256,18 +311,39 @@ def _dl_figure(df, meta, title: str):
                 h = g[[xcol, col]].dropna()
                 if h.empty:
                     continue
-                kw = {"lw": 1.4, "marker": "o" if col.startswith("test") else None, "ms": 2.5} if chosen else {"lw": 0.7, "alpha": 0.3, "ls": "--"}
-                ax.plot(h[xcol], h[col], color=_dl_color(opt), label=label if col == "test_loss" else None, **kw)
+                kw = (
+                    {"lw": 1.4, "marker": "o" if col.startswith("test") else None, "ms": 2.5}
+                    if chosen
+                    else {"lw": 0.7, "alpha": 0.3, "ls": "--"}
+                )
+                ax.plot(
+                    h[xcol],
+                    h[col],
+                    color=_dl_color(opt),
+                    label=label if col == "test_loss" else None,
+                    **kw,
+                )
     for ax, (_, t, yl) in zip(axes, panels, strict=True):
         ax.set_title(t)
         ax.set_xlabel(x_unit)
         ax.set_ylabel(yl)
     legend_ax.axis("off")
     handles, labels = axes[2].get_legend_handles_labels()
-    legend_ax.legend(handles, labels, loc="center left", fontsize=7, title="chosen values", title_fontsize=7, frameon=False)
+    legend_ax.legend(
+        handles,
+        labels,
+        loc="center left",
+        fontsize=7,
+        title="chosen values",
+        title_fontsize=7,
+        frameon=False,
+    )
     sel = meta.get("select_at")
     where = f"{x_unit[:-1]} {sel}" if sel else "the end"
-    note = f"learning rate per optimiser chosen on the validation split ({meta['sizes']['val']} examples) at {where}, grids: {_grids_text(meta)}"
+    note = (
+        "learning rate per optimiser chosen on the validation split "
+        f"({meta['sizes']['val']} examples) at {where}, grids: {_grids_text(meta)}"
+    )
     stand_in = meta.get("stand_in")
     head = f"{title}\n[stand-in: {stand_in}]" if stand_in else title
     fig.suptitle(f"{head}\n{note}; faint dashed: the other grid values", fontsize=8)
@@ -278,18 +354,25 @@ def _dl_title(figure: str, meta: dict) -> str:
     if figure == "fig7":
         m = meta["model"]
         what = "CIFAR-10" if meta["dataset"] == "cifar10" else "digits"
-        return (f"[proposal] Fig 7: ViT ({m['layers']} layers, hidden {m['hidden']}, {m['tokens']} tokens) trained from scratch on {what}, "
-                f"batch {meta['batch_size']}, {meta['epochs']} epochs")  # fmt: skip
+        return (
+            f"[proposal] Fig 7: ViT ({m['layers']} layers, hidden {m['hidden']}, "
+            f"{m['tokens']} tokens) trained from scratch on {what}, "
+            f"batch {meta['batch_size']}, {meta['epochs']} epochs"
+        )
     task = {"fig1": "MNLI", "fig4": "CivilComments"}[figure]
     size = f", batch {meta['batch_size']}, max length {meta['max_length']}, {meta['steps']} steps"
     if meta["model"] == "minilm":
-        return f"Fig {figure[3:]} (paper: BERT on {task}): fine-tuning the pretrained MiniLM-L6 ({meta['parameters'] / 1e6:.1f} M parameters){size}"
-    return f"Fig {figure[3:]}: fine-tuning {meta['model']} ({meta['parameters'] / 1e6:.0f} M parameters) on {task}{size}"
+        return (
+            f"Fig {figure[3:]} (paper: BERT on {task}): fine-tuning the pretrained MiniLM-L6 "
+            f"({meta['parameters'] / 1e6:.1f} M parameters){size}"
+        )
+    return (
+        f"Fig {figure[3:]}: fine-tuning {meta['model']} "
+        f"({meta['parameters'] / 1e6:.0f} M parameters) on {task}{size}"
+    )
 
 
 def _fig6(df, meta):
-    from ..experiments.fastrates import LABELS
-
     fig, axes = new_figure(11.0, 2.9, ncols=4)
     for m in METHODS:
         d = df[(df.method == m) & (df.t >= 1)].sort_values("t")
@@ -308,8 +391,11 @@ def _fig6(df, meta):
     axes[0].legend(loc="lower left")
     axes[2].legend(loc="upper left", ncol=2, fontsize=5.5)
     what = "MNIST" if meta["dataset"] == "mnist" else "digits"
-    head = (f"[proposal] Fig 6: Φ(X) = uᵀXᵀsoftmax(XWx₁) on {what} 0 vs 1 ({meta['n_train']} train / {meta['n_test']} test, T={meta['T']}, d={meta['d']}), "
-            f"joint (W, u) from 0, η={meta['lr']:g}, PS with L* = 0")  # fmt: skip
+    head = (
+        f"[proposal] Fig 6: Φ(X) = uᵀXᵀsoftmax(XWx₁) on {what} 0 vs 1 "
+        f"({meta['n_train']} train / {meta['n_test']} test, T={meta['T']}, d={meta['d']}), "
+        f"joint (W, u) from 0, η={meta['lr']:g}, PS with L* = 0"
+    )
     if meta.get("stand_in"):
         head += f"\n[stand-in: {meta['stand_in']}]"
     fig.suptitle(head, fontsize=8)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import torch
 
 
-def random_crop_flip(x: torch.Tensor, pad: int, flip: bool, generator: torch.Generator) -> torch.Tensor:
+def random_crop_flip(
+    x: torch.Tensor, pad: int, flip: bool, generator: torch.Generator
+) -> torch.Tensor:
     """Random crop with zero padding ``pad`` and random horizontal flip of a batch (B, C, H, W).
 
     Random numbers come from ``generator`` (a CPU generator, so runs are reproducible and

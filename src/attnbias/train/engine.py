@@ -60,7 +60,7 @@ class TrainConfig:
     epochs: int
     batch_size: int
     lr: float
-    optimizer: str = "adam"  # adam | adamw | sgd | or a name registered in OPTIMIZERS
+    optimizer: str = "adam"  # a key of OPTIMIZERS: adam | adamw | sgd | sngd | sps
     momentum: float = 0.0
     weight_decay: float = 0.0
     seed: int = 0
@@ -72,9 +72,11 @@ class TrainConfig:
     ckpt_every: int = 1  # epochs between checkpoints
     extra: dict = field(default_factory=dict)  # optimiser-specific settings, e.g. SPS cap
     # refinements added later; at their defaults they leave the fingerprint of older runs unchanged
-    schedule: str = "constant"  # constant | cosine | linear (decay to final_lr_frac · lr after warm-up)
+    # constant | cosine | linear (decay to final_lr_frac · lr after warm-up)
+    schedule: str = "constant"
     warmup_steps: int = 0  # linear warm-up from lr/warmup_steps to lr
-    final_lr_frac: float = 0.0  # lr at the last step of the cosine/linear decay, as a fraction of lr
+    # lr at the last step of the cosine/linear decay, as a fraction of lr
+    final_lr_frac: float = 0.0
     grad_clip: float | None = None  # global gradient-norm clipping (None: off)
     grad_accum: int = 1  # micro-batches per update (each batch is split into this many chunks)
 
@@ -101,13 +103,21 @@ class TrainConfig:
         return self.final_lr_frac + (1.0 - self.final_lr_frac) * shape
 
 
-_LATER_DEFAULTS = {"schedule": "constant", "warmup_steps": 0, "final_lr_frac": 0.0, "grad_clip": None, "grad_accum": 1}
+_LATER_DEFAULTS = {
+    "schedule": "constant",
+    "warmup_steps": 0,
+    "final_lr_frac": 0.0,
+    "grad_clip": None,
+    "grad_accum": 1,
+}
 
 
 def resolve_device(accelerator: str = "auto") -> torch.device:
     """"auto": CUDA when available, else CPU; "cuda" fails clearly without a GPU."""
     if accelerator == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("accelerator=cuda requested but no CUDA device is available (use auto or cpu)")
+        raise RuntimeError(
+            "accelerator=cuda requested but no CUDA device is available (use auto or cpu)"
+        )
     if accelerator in ("auto", "cuda") and torch.cuda.is_available():
         return torch.device("cuda")
     return torch.device("cpu")
@@ -125,11 +135,26 @@ def _sps(params, c):
     return SPS(params, lr=c.lr, **c.extra)  # lr is the cap γ_b; extra may set c and f_star
 
 
-# Optimiser factories: name -> f(param_groups, cfg).  Other modules may register more.
+def _adam(params, c):
+    return torch.optim.Adam(params, lr=c.lr, weight_decay=c.weight_decay, **c.extra)
+
+
+def _adamw(params, c):
+    """AdamW; global-norm clipping and a linear decay (the BERT fine-tuning recipe) are the
+    engine's ``grad_clip`` and ``schedule="linear"``, not part of the optimiser."""
+    return torch.optim.AdamW(params, lr=c.lr, weight_decay=c.weight_decay, **c.extra)
+
+
+def _sgd(params, c):
+    return torch.optim.SGD(params, lr=c.lr, momentum=c.momentum, weight_decay=c.weight_decay)
+
+
+# Optimiser factories: name -> f(param_groups, cfg).  A static table: every optimiser a run may
+# name is listed here (nothing is registered at run time), so a run's settings say what it ran.
 OPTIMIZERS: dict[str, Callable] = {
-    "adam": lambda params, c: torch.optim.Adam(params, lr=c.lr, weight_decay=c.weight_decay, **c.extra),
-    "adamw": lambda params, c: torch.optim.AdamW(params, lr=c.lr, weight_decay=c.weight_decay, **c.extra),
-    "sgd": lambda params, c: torch.optim.SGD(params, lr=c.lr, momentum=c.momentum, weight_decay=c.weight_decay),
+    "adam": _adam,
+    "adamw": _adamw,
+    "sgd": _sgd,
     "sngd": _sngd,
     "sps": _sps,
 }
@@ -172,6 +197,7 @@ def fit(
     image_key: str | None = "x",
     progress: bool = True,
     batch_fn: Callable[[int, torch.Generator], dict[str, torch.Tensor]] | None = None,
+    after_backward: Callable[[torch.nn.Module, int], None] | None = None,
 ) -> list[dict]:
     """Train and return the per-epoch history (epoch 0 = before training, when ``on_epoch_end``).
 
@@ -180,12 +206,16 @@ def fit(
     ``data=None``; ``cfg.steps_per_epoch`` is then required): ``batch_fn(step, generator)`` returns
     the batch of update ``step`` (global, 0-based), on any device.  ``param_groups``: optional
     optimiser parameter groups (e.g. separate weight decay for attention and MLP).  ``checkpoint``:
-    resume file (undeclared in Snakemake).
+    resume file (undeclared in Snakemake).  ``after_backward(model, step)``: called once per
+    update, after the gradients of update ``step`` (global, 0-based) are computed and before they
+    are clipped and applied, e.g. to record gradient norms (:mod:`attnbias.train.probe`).
     """
     if batch_fn is None and data is None:
         raise ValueError("fit needs static `data` or an online `batch_fn`")
     if batch_fn is not None and not cfg.steps_per_epoch:
-        raise ValueError("an online batch_fn needs cfg.steps_per_epoch (updates between epoch ends)")
+        raise ValueError(
+            "an online batch_fn needs cfg.steps_per_epoch (updates between epoch ends)"
+        )
     if cfg.grad_accum < 1:
         raise ValueError(f"grad_accum must be >= 1, got {cfg.grad_accum}")
     torch.manual_seed(cfg.seed)
@@ -223,7 +253,8 @@ def fit(
     steps = cfg.steps_per_epoch or max(1, n // cfg.batch_size)
     total = steps * cfg.epochs
     params = [p for g in opt.param_groups for p in g["params"]]
-    bar = tqdm(range(start, cfg.epochs + 1), initial=start - 1, total=cfg.epochs, disable=not progress, desc="epochs")
+    epochs = range(start, cfg.epochs + 1)
+    bar = tqdm(epochs, initial=start - 1, total=cfg.epochs, disable=not progress, desc="epochs")
     for epoch in bar:
         model.train()
         t0 = time.perf_counter()
@@ -240,7 +271,9 @@ def fit(
             else:
                 batch = {k: v.to(device, non_blocking=True) for k, v in batch_fn(step, gen).items()}
             if image_key in batch and (cfg.augment_pad or cfg.augment_flip):
-                batch[image_key] = random_crop_flip(batch[image_key], cfg.augment_pad, cfg.augment_flip, gen)
+                batch[image_key] = random_crop_flip(
+                    batch[image_key], cfg.augment_pad, cfg.augment_flip, gen
+                )
             if scheduled:
                 factor = cfg.lr_factor(step, total)
                 for g, base in zip(opt.param_groups, base_lrs, strict=True):
@@ -251,6 +284,8 @@ def fit(
                 loss.backward()
             else:
                 loss, stats = _accumulate(loss_fn, step_model, batch, use_bf16, cfg.grad_accum)
+            if after_backward is not None:
+                after_backward(model, step)
             if cfg.grad_clip:
                 torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
             if takes_loss:  # e.g. the stochastic Polyak step needs the minibatch loss
@@ -297,7 +332,8 @@ def _accumulate(loss_fn, model, batch, use_bf16: bool, parts: int):
     """Backward over ``parts`` equal micro-batches; returns the mean loss and mean statistics."""
     chunks = {k: torch.chunk(v, parts) for k, v in batch.items()}
     if any(len(c) != parts for c in chunks.values()):
-        raise ValueError(f"a batch of {len(next(iter(batch.values())))} does not split into grad_accum={parts} micro-batches")
+        size = len(next(iter(batch.values())))
+        raise ValueError(f"a batch of {size} does not split into grad_accum={parts} micro-batches")
     total, stats = 0.0, {}
     for i in range(parts):
         loss, st = _forward(loss_fn, model, {k: c[i] for k, c in chunks.items()}, use_bf16)

@@ -1,0 +1,145 @@
+"""Figs 1 and 4 of the fastrates spec: fine-tuning a pretrained BERT-architecture classifier
+(BERT-base in the paper preset, MiniLM-L6 on the shipped tweets in the quick preset) with one
+optimiser and one grid value per run, through the one training loop :func:`attnbias.train.fit`."""
+
+from __future__ import annotations
+
+from .runs import (
+    DL_COLUMNS,
+    curves,
+    drop_checkpoint,
+    evaluate,
+    optimizer_config,
+    run_meta,
+)
+
+
+def train_text(
+    figure: str,
+    dataset: str,
+    model: str,
+    max_length: int,
+    batch_size: int,
+    steps: int,
+    log_every: int,
+    eval_every: int,
+    select_at: int | None,
+    n_train: int | None,
+    n_val: int | None,
+    n_test: int | None,
+    optimizer: str,
+    lr: float,
+    opt_settings: dict,
+    source: str | None = None,
+    threshold: float = 0.5,
+    full_final_test: bool = False,
+    data_seed: int = 0,
+    seed: int = 0,
+    probe_steps: int = 10,
+    ckpt_every: int = 50,
+    eval_batch: int = 256,
+    trim: bool = True,
+    checkpoint=None,
+    metrics_log=None,
+    accelerator: str = "auto",
+) -> dict:
+    """Fine-tune a pretrained BERT-architecture classifier (Figs 1, 4) with one optimiser and one
+    grid value; train metrics every ``log_every`` steps, test metrics every ``eval_every`` steps,
+    validation metrics at ``select_at`` (None: the last step) and at the end.  A killed run resumes
+    from ``checkpoint``, which is deleted once the run has finished.
+
+    Returns {"csv": (curves, meta)}.
+    """
+    import torch
+
+    from ... import train
+    from ...data.text import encode, load_text_dataset
+    from ...models.sequence import count_parameters, forward_logits, load_classifier, load_tokenizer
+
+    if steps % log_every or eval_every % log_every:
+        raise ValueError("steps and eval_every must be multiples of log_every")
+    select_at = steps if select_at is None else int(select_at)
+    if select_at % log_every or not 0 < select_at <= steps:
+        raise ValueError("select_at must be a multiple of log_every within the run")
+    device = train.resolve_device(accelerator)
+    splits = load_text_dataset(
+        dataset, source, n_train, n_val, n_test, data_seed, threshold, full_final_test
+    )
+    tok = load_tokenizer(model)
+    train_data = encode(tok, splits.train, max_length)
+    val = encode(tok, splits.val, max_length)
+    test = {k: v.to(device) for k, v in encode(tok, splits.test, max_length).items()}
+    final = encode(tok, splits.final_test, max_length) if splits.final_test is not None else None
+    net = load_classifier(model, splits.num_labels, seed)
+
+    def logits_fn(m, batch):
+        return forward_logits(m, batch, trim)
+
+    def loss_fn(m, batch):
+        logits = logits_fn(m, batch).float()
+        loss = torch.nn.functional.cross_entropy(logits, batch["y"])
+        return loss, {"train_acc": (logits.argmax(-1) == batch["y"]).float().mean().detach()}
+
+    def probe():
+        return train.sgd_probe_norms(
+            net, train_data, loss_fn, batch_size, lr, probe_steps, seed, device
+        )
+
+    setup = optimizer_config(optimizer, lr, opt_settings, probe)
+
+    def on_epoch_end(m, epoch):
+        step = epoch * log_every
+        row = {}
+        if step % eval_every == 0 or step == steps:
+            row["test_loss"], row["test_acc"] = evaluate(m, test, logits_fn, device, eval_batch)
+        if step in (select_at, steps):
+            row["val_loss"], row["val_acc"] = evaluate(m, val, logits_fn, device, eval_batch)
+            row["_select"] = step == select_at
+        if step == steps and final is not None:
+            loss, acc = evaluate(m, final, logits_fn, device, eval_batch)
+            row["final_test_loss"], row["final_test_acc"] = loss, acc
+        return row
+
+    cfg = train.TrainConfig(
+        epochs=steps // log_every, batch_size=batch_size, seed=seed, steps_per_epoch=log_every,
+        ckpt_every=max(1, ckpt_every // log_every), **setup.train_settings(),
+    )  # fmt: skip
+    history = train.fit(
+        net, train_data, loss_fn, cfg, device, checkpoint=checkpoint, metrics_log=metrics_log,
+        on_epoch_end=on_epoch_end, image_key=None,
+    )  # fmt: skip
+    drop_checkpoint(checkpoint)
+    df = curves(history, optimizer, lr, log_every, image=False)
+    meta = run_meta(optimizer, lr, setup, history, select_at)
+    last = history[-1]
+    final_test = None
+    if final is not None:
+        final_test = {
+            "loss": last.get("final_test_loss"),
+            "acc": last.get("final_test_acc"),
+            "n": splits.sizes().get("final_test"),
+        }
+    meta.update(
+        {
+            "figure": figure,
+            "dataset": splits.name,
+            "stand_in": splits.stand_in,
+            "label_names": list(splits.label_names),
+            "sizes": splits.sizes(),
+            "data_info": splits.info,
+            "model": model,
+            "parameters": count_parameters(net),
+            "max_length": max_length,
+            "batch_size": batch_size,
+            "steps": steps,
+            "log_every": log_every,
+            "eval_every": eval_every,
+            "x_unit": "steps",
+            "device": str(device),
+            "final_test": final_test,
+            "columns": dict(DL_COLUMNS),
+        }
+    )
+    return {"csv": (df, meta)}
+
+

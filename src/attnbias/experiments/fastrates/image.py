@@ -1,0 +1,160 @@
+"""Fig 7 (proposal) of the fastrates spec: a randomly initialised ViT-small trained from scratch
+(CIFAR-10 in the paper preset, the offline 8×8 digits in the quick preset) with one optimiser and
+one grid value per run, through the one training loop :func:`attnbias.train.fit`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .runs import (
+    DL_COLUMNS,
+    IMAGE_COLUMNS,
+    curves,
+    drop_checkpoint,
+    evaluate,
+    optimizer_config,
+    run_meta,
+)
+
+
+def _image_splits(dataset: str, source: str | None, n_val: int, data_seed: int):
+    """(train, val, test) image tensors and the normalisation: the offline digits (8×8, stratified
+    80/20 split) or CIFAR-10 from the hub; the validation split is held out from train (fixed
+    seed)."""
+    import torch
+
+    from ...data.images import CIFAR10_HUB, digits16, load_cifar10
+
+    if dataset == "digits":
+        sp = digits16(seed=data_seed, upsample=1)
+    elif dataset == "cifar10":
+        sp = load_cifar10(source or CIFAR10_HUB)
+    else:
+        raise ValueError(f"unknown image dataset {dataset!r} (digits | cifar10)")
+    n = len(sp.y_train)
+    rng = np.random.default_rng(data_seed)
+    val_idx = torch.from_numpy(np.sort(rng.choice(n, size=n_val, replace=False)))
+    keep = torch.ones(n, dtype=torch.bool)
+    keep[val_idx] = False
+    x_tr, y_tr = sp.normalise(sp.x_train[keep]), sp.y_train[keep]
+    x_va, y_va = sp.normalise(sp.x_train[val_idx]), sp.y_train[val_idx]
+    test = {"x": sp.normalise(sp.x_test), "y": sp.y_test}
+    return sp, {"x": x_tr, "y": y_tr}, {"x": x_va, "y": y_va}, test
+
+
+def train_image(
+    figure: str,
+    dataset: str,
+    image_size: int,
+    patch_size: int,
+    hidden: int,
+    layers: int,
+    heads: int,
+    mlp: int,
+    dropout: float,
+    batch_size: int,
+    epochs: int,
+    select_at: int | None,
+    n_val: int,
+    optimizer: str,
+    lr: float,
+    opt_settings: dict,
+    augment_pad: int = 0,
+    augment_flip: bool = False,
+    source: str | None = None,
+    data_seed: int = 0,
+    seed: int = 0,
+    probe_steps: int = 10,
+    compile: bool = False,
+    eval_batch: int = 1000,
+    checkpoint=None,
+    metrics_log=None,
+    accelerator: str = "auto",
+) -> dict:
+    """Train a randomly initialised ViT (:func:`attnbias.models.vit.build_vit`) from scratch with
+    one optimiser and one grid value (the proposal Fig 7); per epoch: train, test and (at
+    ``select_at`` and the end) validation metrics.  Returns {"csv": (curves, meta)}."""
+    import torch
+
+    from ... import train as engine
+    from ...models.vit import build_vit
+
+    select_at = epochs if select_at is None else int(select_at)
+    if not 0 < select_at <= epochs:
+        raise ValueError("select_at must be an epoch within the run")
+    device = engine.resolve_device(accelerator)
+    sp, train, val, test = _image_splits(dataset, source, n_val, data_seed)
+    channels = sp.x_train.shape[1]
+    if sp.x_train.shape[-1] != image_size:
+        width = sp.x_train.shape[-1]
+        raise ValueError(f"{dataset} images are {width} pixels wide, not image_size={image_size}")
+    classes = int(sp.y_train.max()) + 1
+    net = build_vit(image_size, patch_size, channels, hidden, layers, heads, mlp, classes, seed)
+    if dropout > 0:  # build_vit has no dropout argument: set the probabilities of its modules
+        for mod in net.modules():
+            if isinstance(mod, torch.nn.Dropout):
+                mod.p = dropout
+            if hasattr(mod, "attention_dropout"):
+                mod.attention_dropout = dropout
+    test = {k: v.to(device) for k, v in test.items()}
+    steps_per_epoch = max(1, len(train["y"]) // batch_size)
+
+    def logits_fn(m, batch):
+        return m(pixel_values=batch["x"]).logits
+
+    def loss_fn(m, batch):
+        logits = logits_fn(m, batch).float()
+        loss = torch.nn.functional.cross_entropy(logits, batch["y"])
+        return loss, {"train_acc": (logits.argmax(-1) == batch["y"]).float().mean().detach()}
+
+    def probe():
+        return engine.sgd_probe_norms(
+            net, train, loss_fn, batch_size, lr, probe_steps, seed, device, "x",
+            augment_pad, augment_flip,
+        )  # fmt: skip
+
+    setup = optimizer_config(optimizer, lr, opt_settings, probe)
+
+    def on_epoch_end(m, epoch):
+        row = {}
+        row["test_loss"], row["test_acc"] = evaluate(m, test, logits_fn, device, eval_batch)
+        if epoch in (select_at, epochs):
+            row["val_loss"], row["val_acc"] = evaluate(m, val, logits_fn, device, eval_batch)
+            row["_select"] = epoch == select_at
+        return row
+
+    cfg = engine.TrainConfig(
+        epochs=epochs, batch_size=batch_size, seed=seed, augment_pad=augment_pad,
+        augment_flip=augment_flip, compile=compile, **setup.train_settings(),
+    )  # fmt: skip
+    history = engine.fit(
+        net, train, loss_fn, cfg, device, checkpoint=checkpoint, metrics_log=metrics_log,
+        on_epoch_end=on_epoch_end, image_key="x",
+    )  # fmt: skip
+    drop_checkpoint(checkpoint)
+    df = curves(history, optimizer, lr, steps_per_epoch, image=True)
+    meta = run_meta(optimizer, lr, setup, history, select_at)
+    meta.update(
+        {
+            "figure": figure,
+            "dataset": dataset,
+            "stand_in": sp.stand_in and "scikit-learn digits 8×8 (10 classes)",
+            "sizes": {"train": len(train["y"]), "val": len(val["y"]), "test": len(test["y"])},
+            "model": {
+                "image_size": image_size, "patch_size": patch_size, "hidden": hidden,
+                "layers": layers, "heads": heads, "mlp": mlp, "dropout": dropout,
+                "tokens": (image_size // patch_size) ** 2 + 1,
+            },  # fmt: skip
+            "parameters": sum(p.numel() for p in net.parameters()),
+            "batch_size": batch_size,
+            "epochs": epochs,
+            "steps_per_epoch": steps_per_epoch,
+            "augment": {"pad": augment_pad, "flip": augment_flip},
+            "x_unit": "epochs",
+            "device": str(device),
+            "columns": dict(DL_COLUMNS, **IMAGE_COLUMNS),
+        }
+    )
+    return {"csv": (df, meta)}
+
+

@@ -1,0 +1,176 @@
+"""What every deep-learning training run of the fastrates figures shares (Figs 1 and 4: BERT
+fine-tuning, :mod:`.finetune`; the proposal Fig 7: ViT-small, :mod:`.image`): SGD vs SNGD vs SPS vs
+AdamW, one run per (figure, optimiser, grid value), each its own Snakemake job returning a tidy
+curve table that :func:`.gather.gather_dl` later selects from.
+
+Here: the curve columns, how an optimiser and its grid value become the engine's
+:class:`attnbias.train.TrainConfig` settings (:func:`optimizer_config`, with the spec's SNGD
+step-size matching, §1.6), evaluation in batches, and the run's curve table and metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...analysis.fastrates import DL_OPTIMIZERS
+
+DL_COLUMNS = {
+    "optimizer": "sgd | sngd | sps | adamw",
+    "lr": (
+        "grid value of the run: the learning rate (SGD, AdamW), η (SNGD; the SGD learning rate "
+        "it is matched to when match_sgd) or the cap γ_b (SPS)"
+    ),
+    "step": "optimisation steps done (0 = before training)",
+    "train_loss": (
+        "mean minibatch cross-entropy over the steps since the previous row (NaN at step 0)"
+    ),
+    "train_acc": "mean minibatch accuracy over the steps since the previous row (NaN at step 0)",
+    "test_loss": "cross-entropy on the test set (NaN where not evaluated)",
+    "test_acc": "accuracy on the test set (NaN where not evaluated)",
+    "val_loss": (
+        "cross-entropy on the validation split, which selects the learning rate "
+        "(NaN where not evaluated)"
+    ),
+    "val_acc": "accuracy on the validation split (NaN where not evaluated)",
+}
+IMAGE_COLUMNS = {"epoch": "epochs done (0 = before training)"}
+
+
+@dataclass
+class OptimizerSetup:
+    """One run's optimiser as engine settings: the optimiser of the engine's static table
+    (``train.engine.OPTIMIZERS``), its effective learning rate and keyword arguments (``extra``),
+    and the engine-level refinements (AdamW's global-norm clipping and linear decay to 0 are
+    ``grad_clip`` and ``schedule="linear"`` of :class:`attnbias.train.TrainConfig`).  ``info``
+    records the SNGD step-size matching (empty otherwise)."""
+
+    name: str
+    lr: float
+    extra: dict = field(default_factory=dict)
+    momentum: float = 0.0
+    weight_decay: float = 0.0
+    grad_clip: float | None = None
+    schedule: str = "constant"
+    info: dict = field(default_factory=dict)
+
+    def train_settings(self) -> dict:
+        """The keyword arguments of :class:`attnbias.train.TrainConfig` that this setup fixes."""
+        return {
+            "optimizer": self.name,
+            "lr": self.lr,
+            "extra": dict(self.extra),
+            "momentum": self.momentum,
+            "weight_decay": self.weight_decay,
+            "grad_clip": self.grad_clip,
+            "schedule": self.schedule,
+        }
+
+
+def optimizer_config(
+    optimizer: str, lr: float, opt_settings: dict, probe: Callable[[], list[float]] | None = None
+) -> OptimizerSetup:
+    """The engine settings of one run of ``optimizer`` at grid value ``lr`` with the figure's
+    ``opt_settings`` (config keys: ``momentum`` for SGD; ``match_sgd``, ``eps`` for SNGD; ``c``
+    for SPS; ``eps``, ``weight_decay``, ``clip``, ``schedule`` for AdamW).
+
+    SNGD with ``match_sgd``: η = lr × the median of ``probe()``, the gradient norms of a short SGD
+    run with learning rate lr (:func:`attnbias.train.sgd_probe_norms`), so SNGD's steps have the
+    length SGD's typically have (spec §1.6); ``probe`` is called only then."""
+    s = dict(opt_settings)
+    if optimizer == "sgd":
+        return OptimizerSetup("sgd", lr, momentum=float(s.get("momentum", 0.0)))
+    if optimizer == "sngd":
+        eta, info = lr, {}
+        if s.get("match_sgd", False):
+            norms = probe()
+            med = float(np.median(norms))
+            eta = lr * med
+            info = {
+                "matched_to_sgd_lr": lr,
+                "probe_grad_norms": norms,
+                "probe_median_grad_norm": med,
+            }
+        return OptimizerSetup("sngd", eta, {"eps": float(s.get("eps", 1e-8))}, info=info)
+    if optimizer == "sps":
+        return OptimizerSetup("sps", lr, {"c": float(s.get("c", 0.5)), "f_star": 0.0})
+    if optimizer == "adamw":
+        return OptimizerSetup(
+            "adamw",
+            lr,
+            {"eps": float(s.get("eps", 1e-8))},
+            weight_decay=float(s.get("weight_decay", 0.0)),
+            grad_clip=s.get("clip"),
+            schedule="linear" if s.get("schedule", "constant") == "linear" else "constant",
+        )
+    raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {DL_OPTIMIZERS}")
+
+
+def evaluate(model, data: dict, logits_fn, device, batch_size: int = 256) -> tuple[float, float]:
+    """(mean cross-entropy, accuracy) of ``model`` on ``data`` (tensors with ``y``), in batches."""
+    import torch
+
+    n = len(data["y"])
+    loss_sum, correct = 0.0, 0.0
+    use_bf16 = device.type == "cuda"
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_bf16):
+        for i in range(0, n, batch_size):
+            batch = {k: v[i : i + batch_size].to(device) for k, v in data.items()}
+            logits = logits_fn(model, batch).float()
+            ce = torch.nn.functional.cross_entropy(logits, batch["y"], reduction="sum")
+            loss_sum += float(ce)
+            correct += float((logits.argmax(-1) == batch["y"]).sum())
+    return loss_sum / n, correct / n
+
+
+def drop_checkpoint(checkpoint) -> None:
+    """Delete a finished run's resume checkpoint (hundreds of MB for BERT): a killed run resumes
+    from it, but a rerun of a finished job (e.g. after a code change) must train afresh, not return
+    the stored history of the old code."""
+    if checkpoint:
+        Path(checkpoint).unlink(missing_ok=True)
+
+
+def curves(
+    history: list[dict], optimizer: str, lr: float, steps_per_row: int, image: bool
+) -> pd.DataFrame:
+    """The run's tidy curve table (:data:`DL_COLUMNS`, plus ``epoch`` for image runs) from the
+    engine's per-epoch history; an engine epoch is ``steps_per_row`` optimisation steps."""
+    rows = []
+    for r in history:
+        row = {"optimizer": optimizer, "lr": lr, "step": r["epoch"] * steps_per_row}
+        if image:
+            row["epoch"] = r["epoch"]
+        for k in ("train_loss", "train_acc", "test_loss", "test_acc", "val_loss", "val_acc"):
+            row[k] = float(r.get(k, np.nan))
+        rows.append(row)
+    cols = dict(DL_COLUMNS, **IMAGE_COLUMNS) if image else dict(DL_COLUMNS)
+    return pd.DataFrame(rows).reindex(columns=list(cols))
+
+
+def run_meta(
+    optimizer: str, lr: float, setup: OptimizerSetup, history: list[dict], select_at: int
+) -> dict:
+    """The metadata every run records: optimiser, grid value, the engine settings it ran with,
+    the step-size matching, and the validation metrics at the selection row (``_select``)."""
+    sel = [r for r in history if r.get("_select")]
+    return {
+        "optimizer": optimizer,
+        "grid_value": lr,
+        "engine_optimizer": setup.name,
+        "effective_lr": setup.lr,
+        "optimizer_extra": dict(setup.extra),
+        "momentum": setup.momentum,
+        "weight_decay": setup.weight_decay,
+        "grad_clip": setup.grad_clip,
+        "schedule": setup.schedule,
+        "step_size_matching": setup.info or None,
+        "select_at": select_at,
+        "val_loss_at_select": float(sel[-1]["val_loss"]) if sel else None,
+        "val_acc_at_select": float(sel[-1]["val_acc"]) if sel else None,
+        "train_seconds": float(sum(r.get("epoch_seconds", 0.0) for r in history)),
+    }
