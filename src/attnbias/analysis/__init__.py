@@ -1,0 +1,1 @@
+"""Analysis shared by claims and plots (one public place both import)."""
