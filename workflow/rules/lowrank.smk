@@ -7,13 +7,17 @@
 # (lambda_attn, seed), gathered per figure.  Fig 4 / App. Fig. B: per-head balance of a pretrained model.
 # Training jobs run scripts/train.py with an undeclared resume checkpoint under results/scratch/.
 
-_LR_TOY_CODE = ["experiments/lowrank.py", "metrics/rank.py", "optim/fullbatch.py"]
+_LR_TOY_CODE = ["experiments/lowrank/toys.py", "metrics/rank.py", "optim/fullbatch.py"]
 
-register_compute("lowrank", "fig1", ["fig1"], "lowrank.compute_fig1", _LR_TOY_CODE)
+register_compute("lowrank", "fig1", ["fig1"], "lowrank.toys.compute_fig1", _LR_TOY_CODE)
 register_compute(
-    "lowrank", "figA", ["figA"], "lowrank.compute_figA", ["experiments/lowrank.py"]
+    "lowrank",
+    "figA",
+    ["figA"],
+    "lowrank.toys.compute_figA",
+    ["experiments/lowrank/toys.py", "optim/adam.py"],
 )
-register_compute("lowrank", "figL", ["figL"], "lowrank.compute_figL", _LR_TOY_CODE)
+register_compute("lowrank", "figL", ["figL"], "lowrank.toys.compute_figL", _LR_TOY_CODE)
 
 # --- Fig 2: associative recall, one job per (lambda, seed) -------------------------------------
 _LR_FIG2 = config["lowrank"]["fig2"]
@@ -49,7 +53,8 @@ else:
             code=[
                 f"src/attnbias/{m}"
                 for m in (
-                    "experiments/lowrank.py",
+                    "experiments/lowrank/recall.py",
+                    "experiments/lowrank/common.py",
                     "metrics/rank.py",
                     "models/recall.py",
                     "data/recall.py",
@@ -74,7 +79,7 @@ else:
             runtime=lambda wildcards, attempt: (60 if _LR_FIG2_GPU else 15) * attempt,
             gpu=1 if _LR_FIG2_GPU else 0,
         params:
-            func="lowrank.train_recall_job",
+            func="lowrank.recall.train_recall_job",
             # a function of the wildcards only: Snakemake's params trigger ignores params derived
             # from input/output/threads/resources
             settings=lambda wildcards: dict(
@@ -92,7 +97,7 @@ else:
     rule lowrank_fig2_gather:
         input:
             parts=_LR_FIG2_PARTS,
-            code="src/attnbias/experiments/lowrank.py",
+            code="src/attnbias/experiments/lowrank/recall.py",
         output:
             csv="results/data/lowrank/fig2.csv",
             meta="results/data/lowrank/fig2.json",
@@ -105,7 +110,7 @@ else:
             "../../environment.yml"
         threads: 1
         params:
-            func="lowrank.gather_fig2",
+            func="lowrank.recall.gather_fig2",
             settings={
                 "parts": _LR_FIG2_PARTS,
                 "lr": _LR_FIG2_SET["lr"],
@@ -201,7 +206,8 @@ else:
             code=[
                 f"src/attnbias/{m}"
                 for m in (
-                    "experiments/lowrank.py",
+                    "experiments/lowrank/lm.py",
+                    "experiments/lowrank/common.py",
                     "metrics/rank.py",
                     "models/gpt2.py",
                     "data/text_lm.py",
@@ -233,7 +239,7 @@ else:
             mem_mb=lambda wildcards, attempt: (64000 if _LR_LM_GPU else 2000) * attempt,
             runtime=lambda wildcards, attempt: (720 if _LR_LM_GPU else 20) * attempt,
         params:
-            func="lowrank.train_lm",
+            func="lowrank.lm.train_lm",
             settings=lambda wildcards: dict(
                 _LR_LM_RUN,
                 lam_sa=float(wildcards.sa),
@@ -250,7 +256,7 @@ else:
     rule lowrank_gather_fig3_lm:
         input:
             parts=_LR_FIG3_LM_PARTS,
-            code="src/attnbias/experiments/lowrank.py",
+            code="src/attnbias/experiments/lowrank/lm.py",
         output:
             csv="results/data/lowrank/fig3_lm.csv",
             meta="results/data/lowrank/fig3_lm.json",
@@ -261,7 +267,7 @@ else:
             "../../environment.yml"
         threads: 1
         params:
-            func="lowrank.gather_lm",
+            func="lowrank.lm.gather_lm",
             settings={
                 "parts": _LR_FIG3_LM_PARTS,
                 "preset": _LR_LM_PRESET,
@@ -275,7 +281,7 @@ else:
     rule lowrank_gather_table1:
         input:
             parts=_LR_T1_PARTS,
-            code="src/attnbias/experiments/lowrank.py",
+            code="src/attnbias/experiments/lowrank/lm.py",
         output:
             csv="results/data/lowrank/table1.csv",
             meta="results/data/lowrank/table1.json",
@@ -286,7 +292,7 @@ else:
             "../../environment.yml"
         threads: 1
         params:
-            func="lowrank.gather_lm",
+            func="lowrank.lm.gather_lm",
             settings={
                 "parts": _LR_T1_PARTS,
                 "preset": _LR_LM_PRESET,
@@ -303,7 +309,7 @@ else:
 rule lowrank_table1_files:
     input:
         data=data_files("lowrank", "table1"),
-        code="src/attnbias/experiments/lowrank.py",
+        code=["src/attnbias/analysis/lowrank.py", "src/attnbias/io.py"],
     output:
         csv="results/figures/lowrank/table1.csv",
         md="results/figures/lowrank/table1.md",
@@ -311,10 +317,14 @@ rule lowrank_table1_files:
         "results/logs/lowrank_table1_files.log",
     localrule: True
     run:
-        from attnbias.io import load_data
-        from attnbias.experiments.lowrank import write_table1
+        from attnbias.analysis.lowrank import table1
+        from attnbias.io import load_data, write_table
 
-        write_table1(*load_data(input.data[0]), output.csv, output.md)
+        write_table(
+            **table1(*load_data(input.data[0])),
+            csv_path=output.csv,
+            md_path=output.md,
+        )
 
 
 # --- Fig 3 (ViT): one job per (lambda_attn, seed) ------------------------------------------------
@@ -374,10 +384,12 @@ else:
             code=[
                 f"src/attnbias/{m}"
                 for m in (
-                    "experiments/lowrank.py",
+                    "experiments/lowrank/vit.py",
+                    "experiments/lowrank/common.py",
                     "metrics/rank.py",
                     "models/gpt2.py",
                     "models/vit.py",
+                    "data/imagenet.py",
                     "data/images.py",
                     "train/engine.py",
                 )
@@ -405,7 +417,7 @@ else:
             mem_mb=lambda wildcards, attempt: (96000 if _LR_VIT_GPU else 2000) * attempt,
             runtime=lambda wildcards, attempt: (2880 if _LR_VIT_GPU else 20) * attempt,
         params:
-            func="lowrank.train_vit_wd",
+            func="lowrank.vit.train_vit_wd",
             settings=lambda wildcards: dict(
                 _LR_VIT_RUN, lam_attn=float(wildcards.lam), seed=int(wildcards.seed)
             ),
@@ -419,7 +431,7 @@ else:
     rule lowrank_gather_fig3_vit:
         input:
             parts=_LR_VIT_PARTS,
-            code="src/attnbias/experiments/lowrank.py",
+            code="src/attnbias/experiments/lowrank/vit.py",
         output:
             csv="results/data/lowrank/fig3_vit.csv",
             meta="results/data/lowrank/fig3_vit.json",
@@ -430,7 +442,7 @@ else:
             "../../environment.yml"
         threads: 1
         params:
-            func="lowrank.gather_vit",
+            func="lowrank.vit.gather_vit",
             settings={
                 "parts": _LR_VIT_PARTS,
                 "preset": _LR_VIT_PRESET,
@@ -493,9 +505,11 @@ for _fig in ("fig4", "figB"):
             code=[
                 f"src/attnbias/{m}"
                 for m in (
-                    "experiments/lowrank.py",
+                    "experiments/lowrank/balance.py",
                     "metrics/rank.py",
                     "data/offline.py",
+                    "data/pretrained.py",
+                    *(["analysis/lowrank.py"] if _fig == "figB" else []),
                 )
             ],
             models=(
@@ -518,7 +532,11 @@ for _fig in ("fig4", "figB"):
             mem_mb=lambda wildcards, attempt: 8000 * attempt,
             runtime=lambda wildcards, attempt: 30 * attempt,
         params:
-            func="lowrank.compute_balance" if _fig == "fig4" else "lowrank.compute_figB",
+            func=(
+                "lowrank.balance.compute_balance"
+                if _fig == "fig4"
+                else "lowrank.balance.compute_figB"
+            ),
             settings=dict(
                 {"source": _b["source"], "preset": _preset},
                 **(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..experiments.lowrank import (
+from ..analysis.lowrank import (
     early_window,
     lm_rank_summary,
     log_slope,

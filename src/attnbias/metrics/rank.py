@@ -168,7 +168,7 @@ def gpt2_layer_factors(attn, n_heads: int) -> dict[str, tuple]:
     return head_factors(Wq, Wk, Wv, Wo, n_heads)
 
 
-def _qkvo_linears(layer):
+def qkvo_linears(layer):
     """(query, key, value, output) ``nn.Linear`` modules of an encoder layer, by module path.
 
     Layouts: BERT ``attention.self.{query,key,value}`` + ``attention.output.dense``; ViT in
@@ -192,14 +192,14 @@ def bert_layer_factors(layer, n_heads: int) -> dict[str, tuple]:
 
     (``layer.output.dense`` is the MLP output, not the attention output.)
     """
-    q, k, v, o = _qkvo_linears(layer)
+    q, k, v, o = qkvo_linears(layer)
     return head_factors(q.weight, k.weight, v.weight, o.weight, n_heads)
 
 
 def vit_layer_factors(layer, n_heads: int) -> dict[str, tuple]:
     """ViT ``ViTLayer``: ``attention.attention.{query,key,value}`` + ``attention.output.dense``
     (transformers ≤ 4) or ``attention.{q,k,v,o}_proj`` (transformers 5)."""
-    q, k, v, o = _qkvo_linears(layer)
+    q, k, v, o = qkvo_linears(layer)
     return head_factors(q.weight, k.weight, v.weight, o.weight, n_heads)
 
 

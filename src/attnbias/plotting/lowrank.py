@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.lines import Line2D
 
-from ..experiments.lowrank import (
+from ..analysis.lowrank import (
     final_rows,
     lm_rank_summary,
     mean_trace,
