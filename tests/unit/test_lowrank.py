@@ -1,4 +1,5 @@
-"""lowrank toys (Fig 1, App. Fig. A, figL): exact numbers from the spec, and claims that can fail."""
+"""lowrank toys (Fig 1, App. Fig. A, figL): exact numbers from the spec, and claims that can
+fail."""
 
 from __future__ import annotations
 
@@ -10,15 +11,45 @@ import numpy as np
 import pytest
 import yaml
 
+from attnbias.analysis.lowrank import log_slope
 from attnbias.claims.lowrank import check
 from attnbias.experiments import lowrank as lr
 from attnbias.io import jsonable
+from attnbias.optim import adam_run
 
 ROOT = Path(__file__).resolve().parents[2]
-FIG1 = dict(lr=0.05, steps=1000, init_std=0.5, seed=0, lambdas=[0, 0.1, 0.2, 0.4, 0.8, 1.2], d=[0.2, 0.4, 0.6, 0.8, 1.0])
-FIGA = dict(lr=0.01, betas=[0.9, 0.999], eps=1e-8, steps=5000, lambdas=[0.01, 0.1, 0.3], inits=[[0.5, 0.5], [0.3, 0.6], [0.6, 0.3]], x=[1.0, 2.0], record_every=10)
-FIGL = dict(dim=20, hidden=32, sigma_step=0.05, noise=0.01, batch=256, lr=0.05, steps=5000, init_std=0.1,
-            lambdas=[0, 0.15, 0.45, 0.95], teacher_seed=0, noise_seed=1, record_every=50)  # fmt: skip
+FIG1 = dict(
+    lr=0.05,
+    steps=1000,
+    init_std=0.5,
+    seed=0,
+    lambdas=[0, 0.1, 0.2, 0.4, 0.8, 1.2],
+    d=[0.2, 0.4, 0.6, 0.8, 1.0],
+)
+FIGA = dict(
+    lr=0.01,
+    betas=[0.9, 0.999],
+    eps=1e-8,
+    steps=5000,
+    lambdas=[0.01, 0.1, 0.3],
+    inits=[[0.5, 0.5], [0.3, 0.6], [0.6, 0.3]],
+    x=[1.0, 2.0],
+    record_every=10,
+)
+FIGL = dict(
+    dim=20,
+    hidden=32,
+    sigma_step=0.05,
+    noise=0.01,
+    batch=256,
+    lr=0.05,
+    steps=5000,
+    init_std=0.1,
+    lambdas=[0, 0.15, 0.45, 0.95],
+    teacher_seed=0,
+    noise_seed=1,
+    record_every=50,
+)
 
 
 def _roundtrip(meta):
@@ -82,12 +113,18 @@ def test_fig1_soft_threshold_and_rates(fig1):
     np.testing.assert_allclose(s[[0, 1, 3, 4]], [0.4, 0.2, 0.0, 0.0], atol=1e-6)
     assert 1e-3 < s[2] < 1e-2  # d = 0.6 = λ/2: only polynomial decay (excluded from the check)
     g = df[df.lam == 0.4].sort_values("t")
-    slope = lr.log_slope(g.t, g.imbalance, 50, 300, floor=1e-6)
+    slope = log_slope(g.t, g.imbalance, 50, 300, floor=1e-6)
     assert slope / (2 * 0.05 * 0.4) == pytest.approx(1.0205, abs=1e-3)  # the (1 − ηλ)² factor
     assert last.loc[0.0, "gap"] > 1.5  # no decay without weight decay
     claims = check("fig1", (df, meta))
     assert all(c.passed for c in claims), [c for c in claims if not c.passed]
-    assert {c.id for c in claims} == {"imbalance_slope", "gap_t1000", "soft_threshold_t1000", "lam0_imbalance_constant", "lam0_gap_constant"}
+    assert {c.id for c in claims} == {
+        "imbalance_slope",
+        "gap_t1000",
+        "soft_threshold_t1000",
+        "lam0_imbalance_constant",
+        "lam0_gap_constant",
+    }
 
 
 def test_fig1_claims_can_fail(fig1):
@@ -105,9 +142,15 @@ def test_figA_fixed_points():
     df, meta = lr.compute_figA(**FIGA)
     meta = _roundtrip(meta)
     last = df[df.t == FIGA["steps"]]
-    d = last[(last.parameterisation == "direct") & (last.optimizer == "adam_l2") & (last.lam == 0.3)]
-    np.testing.assert_allclose(d[["w1", "w2"]].to_numpy(), np.tile([2 / 10.3, 4 / 10.3], (3, 1)), atol=1e-6)
-    f = last[(last.parameterisation == "factorised") & (last.optimizer == "adam_l2") & (last.lam == 0.1)]
+    d = last[
+        (last.parameterisation == "direct") & (last.optimizer == "adam_l2") & (last.lam == 0.3)
+    ]
+    np.testing.assert_allclose(
+        d[["w1", "w2"]].to_numpy(), np.tile([2 / 10.3, 4 / 10.3], (3, 1)), atol=1e-6
+    )
+    f = last[
+        (last.parameterisation == "factorised") & (last.optimizer == "adam_l2") & (last.lam == 0.1)
+    ]
     np.testing.assert_allclose(f.w2, 0.5 - 0.1 / 8, atol=1e-5)
     assert np.all(np.abs(f.w1) < 1e-8)
     w = last[(last.parameterisation == "direct") & (last.optimizer == "adamw") & (last.lam == 0.3)]
@@ -115,7 +158,12 @@ def test_figA_fixed_points():
     claims = check("figA", (df, meta))
     assert all(c.passed for c in claims), [c for c in claims if not c.passed]
     bad = df.copy()
-    bad.loc[(bad.t == FIGA["steps"]) & (bad.parameterisation == "factorised") & (bad.optimizer == "adam_l2"), "w1"] = 0.01
+    bad.loc[
+        (bad.t == FIGA["steps"])
+        & (bad.parameterisation == "factorised")
+        & (bad.optimizer == "adam_l2"),
+        "w1",
+    ] = 0.01
     assert _passed(check("figA", (bad, meta)))["adam_l2_factorised_sparse"] is False
 
 
@@ -125,7 +173,16 @@ def test_adam_matches_torch():
     x = np.array([1.0, 2.0])
     theta0 = np.array([[0.3, 0.6, 0.3, 0.6]])
     for decoupled, cls in ((False, torch.optim.Adam), (True, torch.optim.AdamW)):
-        _, th = lr.adam_run(lr.figA_grad(x, "factorised"), theta0, 50, 0.01, (0.9, 0.999), 1e-8, np.array([0.3]), decoupled)
+        _, th = adam_run(
+            lr.figA_grad(x, "factorised"),
+            theta0,
+            50,
+            0.01,
+            (0.9, 0.999),
+            1e-8,
+            np.array([0.3]),
+            decoupled,
+        )
         p = torch.tensor(theta0[0], dtype=torch.float64, requires_grad=True)
         opt = cls([p], lr=0.01, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.3)
         xt = torch.tensor(x, dtype=torch.float64)
@@ -173,3 +230,22 @@ def test_schema_config_and_ci_config_are_valid():
         assert cfg[fig] == settings, fig
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"fig2": {"quick": {"stepz": 3}}}, schema)
+
+
+def test_workflow_job_names_resolve_short_and_dotted():
+    """``lowrank.<func>`` (package re-export) and ``lowrank.<module>.<func>`` name the same job."""
+    from attnbias.workflow import resolve
+
+    jobs = {
+        "toys": ["compute_fig1", "compute_figA", "compute_figL"],
+        "recall": ["train_recall_job", "gather_fig2"],
+        "lm": ["train_lm", "gather_lm"],
+        "vit": ["train_vit_wd", "gather_vit"],
+        "balance": ["compute_balance", "compute_figB"],
+    }
+    for module, names in jobs.items():
+        for name in names:
+            short = resolve("attnbias.experiments", f"lowrank.{name}")
+            assert short is resolve("attnbias.experiments", f"lowrank.{module}.{name}")
+    for name in ("download_pile", "download_models", "download_image_dataset"):
+        assert callable(resolve("attnbias.experiments", f"lowrank.{name}"))

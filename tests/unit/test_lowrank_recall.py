@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from attnbias.analysis.lowrank import early_window, mean_trace
 from attnbias.claims.lowrank import check
 from attnbias.data.recall import EVAL_STREAM, RecallTask
 from attnbias.experiments import lowrank as lr
@@ -86,8 +87,22 @@ def test_attention_factors_reproduce_the_model_logits_and_outputs():
     np.testing.assert_array_equal(mets["pv"]["rank@0.001"], 16)  # random init: full head rank
 
 
-TINY = dict(n_pairs=4, n_keys=8, n_values=8, d_model=16, n_heads=2, n_layers=2, batch=32, steps=40, lr=1e-2,
-            betas=[0.9, 0.999], eps=1e-8, log_every=10, eval_samples=256, spectra_at=[0])  # fmt: skip
+TINY = dict(
+    n_pairs=4,
+    n_keys=8,
+    n_values=8,
+    d_model=16,
+    n_heads=2,
+    n_layers=2,
+    batch=32,
+    steps=40,
+    lr=1e-2,
+    betas=[0.9, 0.999],
+    eps=1e-8,
+    log_every=10,
+    eval_samples=256,
+    spectra_at=[0],
+)
 
 
 def test_tiny_training_run_is_deterministic_and_decays(tmp_path):
@@ -102,24 +117,38 @@ def test_tiny_training_run_is_deterministic_and_decays(tmp_path):
     assert df0.loc[df0.step == 0, "s1"].notna().all() and df0.loc[df0.step == 20, "s1"].isna().all()
     assert 0.0 <= meta0["accuracy"] <= 1.0
     dfl, _ = lr.train_recall(lam=5.0, seed=0, **TINY)
-    imb0 = lr.mean_trace(df0, "pv", "imbalance")[0.0]
-    imbl = lr.mean_trace(dfl, "pv", "imbalance")[5.0]
+    imb0 = mean_trace(df0, "pv", "imbalance")[0.0]
+    imbl = mean_trace(dfl, "pv", "imbalance")[5.0]
     assert imbl.iloc[0] == pytest.approx(imb0.iloc[0])  # same initialisation
     assert imbl.iloc[-1] < 0.5 * imb0.iloc[-1]  # decoupled decay (1 − ηλ)^{2t} = e^{−0.4} and more
 
 
 def _synthetic_fig2(eff, acc, lr_=1e-3, steps=3000, rate_factor=1.0):
-    """A Fig 2 table whose imbalance decays at rate_factor·2ηλ and whose ranks/accuracy are given."""
+    """A Fig 2 table whose imbalance decays at rate_factor·2ηλ and whose ranks/accuracy are
+    given."""
     rows = []
     lams = sorted(eff)
     for lam in lams:
         for step in range(0, steps + 1, 50):
             for product in ("kq", "pv"):
                 decay = math.exp(-2 * lr_ * lam * rate_factor * step)
-                rows.append({"lam": lam, "seed": 0, "step": step, "layer": 1, "head": 0, "product": product,
-                             "eff_rank": eff[lam] if step == steps else 15.0, "rank_1e2": 16, "rank_1e3": 16,
-                             "gap": 1.0 * decay + 1e-4 / (1 + lam), "imbalance": 3.0 * decay + 1e-9, "ratio": 0.9,
-                             "accuracy": acc[lam]})  # fmt: skip
+                rows.append(
+                    {
+                        "lam": lam,
+                        "seed": 0,
+                        "step": step,
+                        "layer": 1,
+                        "head": 0,
+                        "product": product,
+                        "eff_rank": eff[lam] if step == steps else 15.0,
+                        "rank_1e2": 16,
+                        "rank_1e3": 16,
+                        "gap": 1.0 * decay + 1e-4 / (1 + lam),
+                        "imbalance": 3.0 * decay + 1e-9,
+                        "ratio": 0.9,
+                        "accuracy": acc[lam],
+                    }
+                )
     return pd.DataFrame(rows), {"lr": lr_, "solved_acc": 0.99}
 
 
@@ -130,7 +159,9 @@ def test_fig2_claims_on_constructed_tables():
     bad = [c for c in claims if not c.passed]
     assert not bad, bad
     by = {c.id: c for c in claims}
-    assert by["pv_effrank_halved"].value == pytest.approx(5.0 / 14.0)  # λ = 3 is not solved: λ_max solved = 2
+    assert by["pv_effrank_halved"].value == pytest.approx(
+        5.0 / 14.0
+    )  # λ = 3 is not solved: λ_max solved = 2
     assert by["solved_moderate_lambda"].value == [0.0, 0.3, 1.0, 2.0]
     # rank growing with λ, imbalance decaying at the wrong rate, no moderate λ solved
     eff_bad = {**eff, 1.0: 14.5}
@@ -142,7 +173,7 @@ def test_fig2_claims_on_constructed_tables():
 
 
 def test_early_window():
-    assert lr.early_window(1e-3, 0.3, 3000) == 3000
-    assert lr.early_window(1e-3, 2.0, 3000) == 500
-    assert lr.early_window(1e-3, 0.3, 1500) == 1500
-    assert lr.early_window(1e-3, 0.0, 10**6) == 3000  # λ = 0: only the cap applies
+    assert early_window(1e-3, 0.3, 3000) == 3000
+    assert early_window(1e-3, 2.0, 3000) == 500
+    assert early_window(1e-3, 0.3, 1500) == 1500
+    assert early_window(1e-3, 0.0, 10**6) == 3000  # λ = 0: only the cap applies

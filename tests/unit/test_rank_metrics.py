@@ -77,7 +77,17 @@ def test_numerical_and_effective_rank():
 def test_product_metrics_keys_and_batch_shapes():
     rng = _rng(4)
     m = rk.product_metrics(rng.standard_normal((2, 3, 8, 4)), rng.standard_normal((2, 3, 8, 4)))
-    assert set(m) == {"spectrum", "rank@0.01", "rank@0.001", "eff_rank", "nuclear", "frob_bound", "gap", "imbalance", "ratio"}
+    assert set(m) == {
+        "spectrum",
+        "rank@0.01",
+        "rank@0.001",
+        "eff_rank",
+        "nuclear",
+        "frob_bound",
+        "gap",
+        "imbalance",
+        "ratio",
+    }
     assert m["spectrum"].shape == (2, 3, 4)
     for k in ("eff_rank", "gap", "imbalance", "rank@0.01"):
         assert m[k].shape == (2, 3)
@@ -122,8 +132,16 @@ def _check_logits_and_outputs(model, tokens_or_pixels, attn_modules, q_module, o
     captured = {}
     hooks = []
     for li, (qm, om) in enumerate(zip(q_module, out_module, strict=True)):
-        hooks.append(qm.register_forward_pre_hook(lambda m, args, li=li: captured.__setitem__(("x", li), args[0].detach())))
-        hooks.append(om.register_forward_hook(lambda m, args, out, li=li: captured.__setitem__(("o", li), out.detach())))
+        hooks.append(
+            qm.register_forward_pre_hook(
+                lambda m, args, li=li: captured.__setitem__(("x", li), args[0].detach())
+            )
+        )
+        hooks.append(
+            om.register_forward_hook(
+                lambda m, args, out, li=li: captured.__setitem__(("o", li), out.detach())
+            )
+        )
     with torch.no_grad():
         out = model(tokens_or_pixels, output_attentions=True)
     for h in hooks:
@@ -159,7 +177,15 @@ def _zero_biases(modules):
 def test_gpt2_fused_c_attn_heads():
     from transformers import GPT2Config, GPT2Model
 
-    cfg = GPT2Config(vocab_size=40, n_positions=SEQ, n_embd=D_MODEL, n_layer=N_LAYERS, n_head=N_HEADS, bos_token_id=0, eos_token_id=0)
+    cfg = GPT2Config(
+        vocab_size=40,
+        n_positions=SEQ,
+        n_embd=D_MODEL,
+        n_layer=N_LAYERS,
+        n_head=N_HEADS,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     cfg._attn_implementation = "eager"
     model = GPT2Model(cfg).eval()
     gen = torch.Generator().manual_seed(0)
@@ -177,7 +203,14 @@ def test_gpt2_fused_c_attn_heads():
             _zero_biases([block.attn.c_attn, block.attn.c_proj])
     _check_known_ranks(model)
     tokens = torch.randint(0, 40, (2, SEQ), generator=gen)
-    _check_logits_and_outputs(model, tokens, None, [b.attn.c_attn for b in model.h], [b.attn.c_proj for b in model.h], causal=True)
+    _check_logits_and_outputs(
+        model,
+        tokens,
+        None,
+        [b.attn.c_attn for b in model.h],
+        [b.attn.c_proj for b in model.h],
+        causal=True,
+    )
     # the MLP's c_proj shares the name but is never read
     assert model.h[0].mlp.c_proj.weight.shape != model.h[0].attn.c_proj.weight.shape
 
@@ -185,8 +218,16 @@ def test_gpt2_fused_c_attn_heads():
 def test_bert_heads_use_attention_output_not_mlp_output():
     from transformers import BertConfig, BertModel
 
-    cfg = BertConfig(vocab_size=40, hidden_size=D_MODEL, num_hidden_layers=N_LAYERS, num_attention_heads=N_HEADS,
-                     intermediate_size=48, max_position_embeddings=SEQ, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)  # fmt: skip
+    cfg = BertConfig(
+        vocab_size=40,
+        hidden_size=D_MODEL,
+        num_hidden_layers=N_LAYERS,
+        num_attention_heads=N_HEADS,
+        intermediate_size=48,
+        max_position_embeddings=SEQ,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     cfg._attn_implementation = "eager"
     model = BertModel(cfg, add_pooling_layer=False).eval()
     gen = torch.Generator().manual_seed(1)
@@ -199,20 +240,35 @@ def test_bert_heads_use_attention_output_not_mlp_output():
     _check_known_ranks(model)
     tokens = torch.randint(0, 40, (2, SEQ), generator=gen)
     layers = model.encoder.layer
-    _check_logits_and_outputs(model, tokens, None, [lay.attention.self.query for lay in layers],
-                              [lay.attention.output.dense for lay in layers], causal=False)  # fmt: skip
+    _check_logits_and_outputs(
+        model,
+        tokens,
+        None,
+        [lay.attention.self.query for lay in layers],
+        [lay.attention.output.dense for lay in layers],
+        causal=False,
+    )
 
 
 def test_vit_heads():
     from transformers import ViTConfig, ViTModel
 
-    cfg = ViTConfig(image_size=8, patch_size=4, num_channels=1, hidden_size=D_MODEL, num_hidden_layers=N_LAYERS,
-                    num_attention_heads=N_HEADS, intermediate_size=48, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)  # fmt: skip
+    cfg = ViTConfig(
+        image_size=8,
+        patch_size=4,
+        num_channels=1,
+        hidden_size=D_MODEL,
+        num_hidden_layers=N_LAYERS,
+        num_attention_heads=N_HEADS,
+        intermediate_size=48,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     cfg._attn_implementation = "eager"
     model = ViTModel(cfg, add_pooling_layer=False).eval()
     layers = model.encoder.layer if hasattr(model, "encoder") else model.layers
     gen = torch.Generator().manual_seed(2)
-    qkvo = [rk._qkvo_linears(layer) for layer in layers]
+    qkvo = [rk.qkvo_linears(layer) for layer in layers]
     if hasattr(model, "layers"):  # transformers 5 layout: attention.{q,k,v,o}_proj
         assert qkvo[0][0] is layers[0].attention.q_proj and qkvo[0][3] is layers[0].attention.o_proj
     with torch.no_grad():
@@ -222,21 +278,35 @@ def test_vit_heads():
             _zero_biases([q, k, v, o])
     _check_known_ranks(model)
     pixels = torch.randn(2, 1, 8, 8, generator=gen)
-    _check_logits_and_outputs(model, pixels, None, [m[0] for m in qkvo], [m[3] for m in qkvo], causal=False)
+    _check_logits_and_outputs(
+        model, pixels, None, [m[0] for m in qkvo], [m[3] for m in qkvo], causal=False
+    )
 
 
 def test_llama_grouped_query_heads():
     """LLaMA with 4 query heads sharing 2 key/value heads: head h pairs with kv head h // 2."""
     from transformers import LlamaConfig, LlamaModel
 
-    cfg = LlamaConfig(vocab_size=40, hidden_size=D_MODEL, intermediate_size=48, num_hidden_layers=1, num_attention_heads=N_HEADS,
-                      num_key_value_heads=2, max_position_embeddings=SEQ, bos_token_id=0, eos_token_id=0, pad_token_id=0)  # fmt: skip
+    cfg = LlamaConfig(
+        vocab_size=40,
+        hidden_size=D_MODEL,
+        intermediate_size=48,
+        num_hidden_layers=1,
+        num_attention_heads=N_HEADS,
+        num_key_value_heads=2,
+        max_position_embeddings=SEQ,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
+    )
     model = LlamaModel(cfg).eval()
     att = model.layers[0].self_attn
     captured = {}
-    hooks = [att.q_proj.register_forward_hook(lambda m, a, o: captured.__setitem__("q", o.detach())),
-             att.k_proj.register_forward_hook(lambda m, a, o: captured.__setitem__("k", o.detach())),
-             att.q_proj.register_forward_pre_hook(lambda m, a: captured.__setitem__("x", a[0].detach()))]  # fmt: skip
+    hooks = [
+        att.q_proj.register_forward_hook(lambda m, a, o: captured.__setitem__("q", o.detach())),
+        att.k_proj.register_forward_hook(lambda m, a, o: captured.__setitem__("k", o.detach())),
+        att.q_proj.register_forward_pre_hook(lambda m, a: captured.__setitem__("x", a[0].detach())),
+    ]
     with torch.no_grad():
         model(torch.randint(0, 40, (1, SEQ), generator=torch.Generator().manual_seed(3)))
     for hk in hooks:

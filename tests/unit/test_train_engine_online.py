@@ -21,7 +21,9 @@ def _model():
 
 def _loss(m, batch):
     logits = m(batch["x"])
-    return torch.nn.functional.cross_entropy(logits, batch["y"]), {"acc": (logits.argmax(-1) == batch["y"]).float().mean()}
+    return torch.nn.functional.cross_entropy(logits, batch["y"]), {
+        "acc": (logits.argmax(-1) == batch["y"]).float().mean()
+    }
 
 
 def _stream(seed=0, size=16):
@@ -53,7 +55,9 @@ def _strip(h):
     return [{k: v for k, v in r.items() if k != "epoch_seconds"} for r in h]
 
 
-CFG = TrainConfig(epochs=5, batch_size=16, lr=0.05, optimizer="sgd", momentum=0.9, seed=2, steps_per_epoch=7)
+CFG = TrainConfig(
+    epochs=5, batch_size=16, lr=0.05, optimizer="sgd", momentum=0.9, seed=2, steps_per_epoch=7
+)
 
 
 def test_batch_fn_sees_every_global_step_once_in_order():
@@ -77,8 +81,16 @@ def test_online_training_equals_static_training_on_the_same_batches():
     ys = torch.cat([fn(s, None)["y"] for s in range(35)])
     m1, m2 = _model(), _model()
     fit(m1, None, _loss, CFG, DEV, batch_fn=fn, progress=False, image_key=None)
-    fit(m2, None, _loss, CFG, DEV, batch_fn=lambda s, g: {"x": xs[16 * s : 16 * s + 16], "y": ys[16 * s : 16 * s + 16]},
-        progress=False, image_key=None)  # fmt: skip
+    fit(
+        m2,
+        None,
+        _loss,
+        CFG,
+        DEV,
+        batch_fn=lambda s, g: {"x": xs[16 * s : 16 * s + 16], "y": ys[16 * s : 16 * s + 16]},
+        progress=False,
+        image_key=None,
+    )
     assert torch.equal(_params(m1), _params(m2))
 
 
@@ -88,7 +100,17 @@ def test_online_resume_after_crash_matches_uninterrupted(tmp_path, make_stream):
         return {"w": float(_params(m).norm())}
 
     full_model = _model()
-    full = fit(full_model, None, _loss, CFG, DEV, batch_fn=make_stream(), on_epoch_end=ev, progress=False, image_key=None)
+    full = fit(
+        full_model,
+        None,
+        _loss,
+        CFG,
+        DEV,
+        batch_fn=make_stream(),
+        on_epoch_end=ev,
+        progress=False,
+        image_key=None,
+    )
     ckpt, log = tmp_path / "ckpt.pt", tmp_path / "m.jsonl"
 
     def crash_at_3(m, epoch):
@@ -97,12 +119,34 @@ def test_online_resume_after_crash_matches_uninterrupted(tmp_path, make_stream):
         return ev(m, epoch)
 
     with pytest.raises(KeyboardInterrupt):
-        fit(_model(), None, _loss, CFG, DEV, checkpoint=ckpt, metrics_log=log, batch_fn=make_stream(), on_epoch_end=crash_at_3,
-            progress=False, image_key=None)  # fmt: skip
+        fit(
+            _model(),
+            None,
+            _loss,
+            CFG,
+            DEV,
+            checkpoint=ckpt,
+            metrics_log=log,
+            batch_fn=make_stream(),
+            on_epoch_end=crash_at_3,
+            progress=False,
+            image_key=None,
+        )
     assert torch.load(ckpt, weights_only=False)["epoch"] == 2
     resumed_model = _model()
-    resumed = fit(resumed_model, None, _loss, CFG, DEV, checkpoint=ckpt, metrics_log=log, batch_fn=make_stream(), on_epoch_end=ev,
-                  progress=False, image_key=None)  # fmt: skip
+    resumed = fit(
+        resumed_model,
+        None,
+        _loss,
+        CFG,
+        DEV,
+        checkpoint=ckpt,
+        metrics_log=log,
+        batch_fn=make_stream(),
+        on_epoch_end=ev,
+        progress=False,
+        image_key=None,
+    )
     assert _strip(resumed) == _strip(full)
     assert torch.equal(_params(resumed_model), _params(full_model))
     assert [json.loads(ln)["epoch"] for ln in log.read_text().splitlines()] == list(range(6))
@@ -110,22 +154,56 @@ def test_online_resume_after_crash_matches_uninterrupted(tmp_path, make_stream):
 
 def test_online_source_needs_steps_per_epoch_and_some_data():
     with pytest.raises(ValueError, match="steps_per_epoch"):
-        fit(_model(), None, _loss, TrainConfig(epochs=1, batch_size=4, lr=0.1, optimizer="sgd"), DEV, batch_fn=_stream(), progress=False)
+        fit(
+            _model(),
+            None,
+            _loss,
+            TrainConfig(epochs=1, batch_size=4, lr=0.1, optimizer="sgd"),
+            DEV,
+            batch_fn=_stream(),
+            progress=False,
+        )
     with pytest.raises(ValueError, match="batch_fn"):
-        fit(_model(), None, _loss, TrainConfig(epochs=1, batch_size=4, lr=0.1, optimizer="sgd"), DEV, progress=False)
+        fit(
+            _model(),
+            None,
+            _loss,
+            TrainConfig(epochs=1, batch_size=4, lr=0.1, optimizer="sgd"),
+            DEV,
+            progress=False,
+        )
 
 
 def test_fingerprints_of_older_configs_are_unchanged():
-    """New TrainConfig fields at their defaults leave the checkpoint fingerprint of older runs as it was
-    (values computed with the engine before the fields existed)."""
-    assert TrainConfig(epochs=6, batch_size=16, lr=0.05, optimizer="sgd", momentum=0.9, seed=3).fingerprint() == "1994589b38119b9f"
-    old = TrainConfig(epochs=2, batch_size=8, lr=1e-3, optimizer="adamw", extra={"betas": (0.9, 0.99)})
+    """New TrainConfig fields at their defaults leave the checkpoint fingerprint of older runs as it
+    was (values computed with the engine before the fields existed)."""
+    assert (
+        TrainConfig(
+            epochs=6, batch_size=16, lr=0.05, optimizer="sgd", momentum=0.9, seed=3
+        ).fingerprint()
+        == "1994589b38119b9f"
+    )
+    old = TrainConfig(
+        epochs=2, batch_size=8, lr=1e-3, optimizer="adamw", extra={"betas": (0.9, 0.99)}
+    )
     assert old.fingerprint() == "c4c7703c6c6cf715"
-    assert TrainConfig(epochs=2, batch_size=8, lr=1e-3, optimizer="adamw", extra={"betas": (0.9, 0.99)}, grad_clip=1.0).fingerprint() != old.fingerprint()
+    assert (
+        TrainConfig(
+            epochs=2,
+            batch_size=8,
+            lr=1e-3,
+            optimizer="adamw",
+            extra={"betas": (0.9, 0.99)},
+            grad_clip=1.0,
+        ).fingerprint()
+        != old.fingerprint()
+    )
 
 
 def test_warmup_cosine_schedule_values_and_history():
-    c = TrainConfig(epochs=4, batch_size=8, lr=1.0, schedule="cosine", warmup_steps=10, final_lr_frac=0.1)
+    c = TrainConfig(
+        epochs=4, batch_size=8, lr=1.0, schedule="cosine", warmup_steps=10, final_lr_frac=0.1
+    )
     assert c.lr_factor(0, 100) == pytest.approx(0.1)
     assert c.lr_factor(9, 100) == pytest.approx(1.0)
     assert c.lr_factor(10, 100) == pytest.approx(1.0)
@@ -136,49 +214,111 @@ def test_warmup_cosine_schedule_values_and_history():
     assert TrainConfig(epochs=1, batch_size=8, lr=1.0).lr_factor(50, 100) == 1.0
     with pytest.raises(ValueError, match="schedule"):
         TrainConfig(epochs=1, batch_size=8, lr=1.0, schedule="step").lr_factor(5, 10)
-    cfg = TrainConfig(epochs=4, batch_size=16, lr=0.2, optimizer="sgd", steps_per_epoch=5, schedule="cosine", warmup_steps=4, final_lr_frac=0.1)
+    cfg = TrainConfig(
+        epochs=4,
+        batch_size=16,
+        lr=0.2,
+        optimizer="sgd",
+        steps_per_epoch=5,
+        schedule="cosine",
+        warmup_steps=4,
+        final_lr_frac=0.1,
+    )
     h = fit(_model(), None, _loss, cfg, DEV, batch_fn=_stream(), progress=False, image_key=None)
     # the lr of the last update of each epoch (updates 4, 9, 14, 19 of 20)
-    expected = [0.2 * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (t - 4) / 16))) for t in (4, 9, 14, 19)]
+    expected = [
+        0.2 * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (t - 4) / 16))) for t in (4, 9, 14, 19)
+    ]
     assert [r["lr"] for r in h] == pytest.approx(expected)
 
 
 def test_grad_accumulation_equals_the_full_batch_step():
     """Mean-reduced loss: two micro-batches of 8 give the gradient of the batch of 16."""
     cfg1 = TrainConfig(epochs=2, batch_size=16, lr=0.1, optimizer="sgd", steps_per_epoch=4, seed=1)
-    cfg2 = TrainConfig(epochs=2, batch_size=16, lr=0.1, optimizer="sgd", steps_per_epoch=4, seed=1, grad_accum=2)
+    cfg2 = TrainConfig(
+        epochs=2, batch_size=16, lr=0.1, optimizer="sgd", steps_per_epoch=4, seed=1, grad_accum=2
+    )
     m1, m2 = _model(), _model()
     h1 = fit(m1, None, _loss, cfg1, DEV, batch_fn=_stream(), progress=False, image_key=None)
     h2 = fit(m2, None, _loss, cfg2, DEV, batch_fn=_stream(), progress=False, image_key=None)
     torch.testing.assert_close(_params(m1), _params(m2), atol=1e-6, rtol=1e-6)
     assert h2[-1]["train_loss"] == pytest.approx(h1[-1]["train_loss"], rel=1e-5)
     with pytest.raises(ValueError, match="micro-batches"):
-        fit(_model(), None, _loss, TrainConfig(epochs=1, batch_size=16, lr=0.1, optimizer="sgd", steps_per_epoch=1, grad_accum=32), DEV,
-            batch_fn=_stream(size=16), progress=False, image_key=None)  # fmt: skip
+        fit(
+            _model(),
+            None,
+            _loss,
+            TrainConfig(
+                epochs=1, batch_size=16, lr=0.1, optimizer="sgd", steps_per_epoch=1, grad_accum=32
+            ),
+            DEV,
+            batch_fn=_stream(size=16),
+            progress=False,
+            image_key=None,
+        )
 
 
 def test_gradient_clipping_bounds_each_sgd_step():
-    cfg = TrainConfig(epochs=1, batch_size=16, lr=1.0, optimizer="sgd", steps_per_epoch=1, grad_clip=1e-3)
+    cfg = TrainConfig(
+        epochs=1, batch_size=16, lr=1.0, optimizer="sgd", steps_per_epoch=1, grad_clip=1e-3
+    )
     m = _model()
     before = _params(m).clone()
     fit(m, None, _loss, cfg, DEV, batch_fn=_stream(), progress=False, image_key=None)
     step = float((_params(m) - before).norm())
     assert 0 < step <= 1e-3 * (1 + 1e-5)
     m = _model()
-    fit(m, None, _loss, TrainConfig(epochs=1, batch_size=16, lr=1.0, optimizer="sgd", steps_per_epoch=1), DEV, batch_fn=_stream(),
-        progress=False, image_key=None)  # fmt: skip
+    fit(
+        m,
+        None,
+        _loss,
+        TrainConfig(epochs=1, batch_size=16, lr=1.0, optimizer="sgd", steps_per_epoch=1),
+        DEV,
+        batch_fn=_stream(),
+        progress=False,
+        image_key=None,
+    )
     assert float((_params(m) - before).norm()) > 100 * step  # unclipped steps are much longer
 
 
 # ---------------------------------------------------------------------------------------------
 # lowrank Fig 2 on the engine
 
-TINY = dict(n_pairs=4, n_keys=8, n_values=8, d_model=16, n_heads=2, n_layers=2, batch=32, steps=40, lr=1e-2,
-            betas=[0.9, 0.999], eps=1e-8, log_every=10, eval_samples=256, spectra_at=[0])  # fmt: skip
+TINY = dict(
+    n_pairs=4,
+    n_keys=8,
+    n_values=8,
+    d_model=16,
+    n_heads=2,
+    n_layers=2,
+    batch=32,
+    steps=40,
+    lr=1e-2,
+    betas=[0.9, 0.999],
+    eps=1e-8,
+    log_every=10,
+    eval_samples=256,
+    spectra_at=[0],
+)
 
 
-def _reference_recall(lam, seed, n_pairs, n_keys, n_values, d_model, n_heads, n_layers, batch, steps, lr, betas, eps,
-                      log_every, **_):  # fmt: skip
+def _reference_recall(
+    lam,
+    seed,
+    n_pairs,
+    n_keys,
+    n_values,
+    d_model,
+    n_heads,
+    n_layers,
+    batch,
+    steps,
+    lr,
+    betas,
+    eps,
+    log_every,
+    **_,
+):
     """The hand-written loop that Fig 2 used before it moved onto the engine: the final weights and
     the (step, loss) log must be the same."""
     import torch.nn.functional as F
@@ -222,13 +362,13 @@ def test_recall_on_the_engine_reproduces_the_reference_loop(tmp_path):
 def test_recall_logs_uneven_steps_and_resumes(tmp_path, monkeypatch):
     """steps = 45, log_every = 10: epochs of gcd = 5 updates; rows at 0, 10, …, 40 and at 45.
     A run killed half-way resumes from its checkpoint and ends with the same table."""
-    from attnbias.experiments import lowrank as lr
+    from attnbias.experiments.lowrank import recall as lr
 
     torch.set_num_threads(1)
     cfg = dict(TINY, steps=45)
     full, _ = lr.train_recall(lam=0.5, seed=1, **cfg)
     assert sorted(full.step.unique()) == [0, 10, 20, 30, 40, 45]
-    real = lr._head_rows
+    real = lr.head_rows
     calls = {"n": 0}
 
     def dying(model, step, with_spectra):
@@ -238,9 +378,11 @@ def test_recall_logs_uneven_steps_and_resumes(tmp_path, monkeypatch):
         return real(model, step, with_spectra)
 
     ckpt = tmp_path / "ckpt.pt"
-    monkeypatch.setattr(lr, "_head_rows", dying)
+    monkeypatch.setattr(lr, "head_rows", dying)
     with pytest.raises(KeyboardInterrupt):
         lr.train_recall(lam=0.5, seed=1, checkpoint=ckpt, **cfg)
-    assert torch.load(ckpt, weights_only=False)["epoch"] == 4  # step 20 = epoch 4 of 9 (ckpt every 2 epochs)
+    assert (
+        torch.load(ckpt, weights_only=False)["epoch"] == 4
+    )  # step 20 = epoch 4 of 9 (ckpt every 2 epochs)
     resumed, meta = lr.train_recall(lam=0.5, seed=1, checkpoint=ckpt, **cfg)
     pd.testing.assert_frame_equal(resumed, full)

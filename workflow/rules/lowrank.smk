@@ -13,18 +13,22 @@ register_compute(
     "lowrank",
     "fig1",
     ["fig1"],
-    "lowrank.compute_fig1",
-    ["experiments/lowrank.py", "metrics/rank.py", "optim/fullbatch.py"],
+    "lowrank.toys.compute_fig1",
+    ["experiments/lowrank/toys.py", "metrics/rank.py", "optim/fullbatch.py"],
 )
 register_compute(
-    "lowrank", "figA", ["figA"], "lowrank.compute_figA", ["experiments/lowrank.py"]
+    "lowrank",
+    "figA",
+    ["figA"],
+    "lowrank.toys.compute_figA",
+    ["experiments/lowrank/toys.py", "optim/adam.py"],
 )
 register_compute(
     "lowrank",
     "figL",
     ["figL"],
-    "lowrank.compute_figL",
-    ["experiments/lowrank.py", "metrics/rank.py", "optim/fullbatch.py"],
+    "lowrank.toys.compute_figL",
+    ["experiments/lowrank/toys.py", "metrics/rank.py", "optim/fullbatch.py"],
 )
 
 
@@ -46,13 +50,13 @@ register_sweep(
     "lowrank",
     "fig2",
     points=_grid(("lam", _floats(_FIG2["lambdas"])), ("seed", _FIG2["seeds"])),
-    func="lowrank.train_recall_job",
+    func="lowrank.recall.train_recall_job",
     settings={
         k: v for k, v in _FIG2.items() if k not in ("lambdas", "seeds", "solved_acc")
     },
     gathers={
         "fig2": dict(
-            func="lowrank.gather_fig2",
+            func="lowrank.recall.gather_fig2",
             settings={
                 "lr": _FIG2["lr"],
                 "steps": _FIG2["steps"],
@@ -60,11 +64,12 @@ register_sweep(
                 "preset": SCALE,
             },
             figures=["fig2"],
-            code=["experiments/lowrank.py"],
+            code=["experiments/lowrank/recall.py"],
         )
     },
     code=[
-        "experiments/lowrank.py",
+        "experiments/lowrank/recall.py",
+        "experiments/lowrank/common.py",
         "metrics/rank.py",
         "models/recall.py",
         "data/recall.py",
@@ -95,28 +100,29 @@ register_sweep(
     "lowrank",
     "lm",
     points=_LM_FIG3 + [p for p in _LM_T1 if p not in _LM_FIG3],
-    func="lowrank.train_lm",
+    func="lowrank.lm.train_lm",
     settings=lambda point, s=_LM: dict(
         s, lam_sa=point["sa"], lam_mlp=point["mlp"], seed=point["seed"]
     ),
     gathers={
         "fig3_lm": dict(
             points=_LM_FIG3,
-            func="lowrank.gather_lm",
+            func="lowrank.lm.gather_lm",
             settings=dict(_LM_LAYERS, preset=SCALE),
             figures=["figC"],
-            code=["experiments/lowrank.py"],
+            code=["experiments/lowrank/lm.py"],
         ),
         "table1": dict(
             points=_LM_T1,
-            func="lowrank.gather_lm",
+            func="lowrank.lm.gather_lm",
             settings=dict(_LM_LAYERS, preset=SCALE, grid=_T1),
             figures=["table1"],
-            code=["experiments/lowrank.py"],
+            code=["experiments/lowrank/lm.py"],
         ),
     },
     code=[
-        "experiments/lowrank.py",
+        "experiments/lowrank/lm.py",
+        "experiments/lowrank/common.py",
         "metrics/rank.py",
         "models/gpt2.py",
         "data/text_lm.py",
@@ -128,7 +134,7 @@ register_sweep(
             "tokens": register_download(
                 "lowrank",
                 "pile",
-                "experiments.lowrank.download_pile",
+                "data.text_lm.download_pile",
                 {k: _LM[k] for k in ("source", "tokenizer", "train_tokens", "val_tokens")},
                 prepares=True,
                 threads=8,
@@ -151,7 +157,7 @@ register_sweep(
 rule lowrank_table1_files:
     input:
         data=data_files("lowrank", "table1"),
-        code="src/attnbias/experiments/lowrank.py",
+        code=["src/attnbias/analysis/lowrank.py", "src/attnbias/io.py"],
     output:
         csv="results/figures/lowrank/table1.csv",
         md="results/figures/lowrank/table1.md",
@@ -159,10 +165,14 @@ rule lowrank_table1_files:
         "results/logs/lowrank_table1_files.log",
     localrule: True
     run:
-        from attnbias.io import load_data
-        from attnbias.experiments.lowrank import write_table1
+        from attnbias.analysis.lowrank import table1
+        from attnbias.io import load_data, write_table
 
-        write_table1(*load_data(input.data[0]), output.csv, output.md)
+        write_table(
+            **table1(*load_data(input.data[0])),
+            csv_path=output.csv,
+            md_path=output.md,
+        )
 
 
 # --- Fig 3 (right): ViTs over lambda_attn --------------------------------------------------------
@@ -171,7 +181,7 @@ register_sweep(
     "lowrank",
     "vit",
     points=_grid(("attn", _floats(_VIT["lam_attn"])), ("seed", _VIT["seeds"])),
-    func="lowrank.train_vit_wd",
+    func="lowrank.vit.train_vit_wd",
     settings=lambda point, s=_VIT: dict(
         {k: v for k, v in s.items() if k not in ("lam_attn", "seeds", "solved_acc")},
         lam_attn=point["attn"],
@@ -179,17 +189,19 @@ register_sweep(
     ),
     gathers={
         "fig3_vit": dict(
-            func="lowrank.gather_vit",
+            func="lowrank.vit.gather_vit",
             settings={"preset": SCALE, "solved_acc": _VIT["solved_acc"]},
             figures=[],
-            code=["experiments/lowrank.py"],
+            code=["experiments/lowrank/vit.py"],
         )
     },
     code=[
-        "experiments/lowrank.py",
+        "experiments/lowrank/vit.py",
+        "experiments/lowrank/common.py",
         "metrics/rank.py",
         "models/gpt2.py",
         "models/vit.py",
+        "data/imagenet.py",
         "data/images.py",
         "train/engine.py",
     ],
@@ -198,7 +210,7 @@ register_sweep(
             "downloads": register_download(
                 "lowrank",
                 "imagenet",
-                "experiments.lowrank.download_image_dataset",
+                "data.imagenet.download_image_dataset",
                 {"source": _VIT["source"]},
                 threads=8,
                 mem_mb=32000,
@@ -230,7 +242,7 @@ _BAL_DOWNLOAD = (
     register_download(
         "lowrank",
         "models",
-        "experiments.lowrank.download_models",
+        "data.pretrained.download_models",
         {"names": _BAL_MODELS},
     )
     if _BAL_MODELS
@@ -248,9 +260,11 @@ for _fig in ("fig4", "figB"):
             code=[
                 f"src/attnbias/{m}"
                 for m in (
-                    "experiments/lowrank.py",
+                    "experiments/lowrank/balance.py",
                     "metrics/rank.py",
                     "data/offline.py",
+                    "data/pretrained.py",
+                    *(["analysis/lowrank.py"] if _fig == "figB" else []),
                 )
             ],
             downloads=_BAL_DOWNLOAD if _b["source"] != "minilm" else [],
@@ -269,7 +283,11 @@ for _fig in ("fig4", "figB"):
             mem_mb=lambda wildcards, attempt: 8000 * attempt,
             runtime=lambda wildcards, attempt: 30 * attempt,
         params:
-            func="lowrank.compute_balance" if _fig == "fig4" else "lowrank.compute_figB",
+            func=(
+                "lowrank.balance.compute_balance"
+                if _fig == "fig4"
+                else "lowrank.balance.compute_figB"
+            ),
             settings=dict(
                 {"source": _b["source"], "preset": SCALE},
                 **({"recall_lambdas": _b["recall_lambdas"]} if _recall else {}),

@@ -1,4 +1,5 @@
-"""Claim checks of Kobayashi, Akram, von Oswald 2024 (spec lowrank §2 and §4), on the plot-ready data.
+"""Claim checks of Kobayashi, Akram, von Oswald 2024 (spec lowrank §2 and §4), on the plot-ready
+data; the analysis they share with the plots is :mod:`attnbias.analysis.lowrank`.
 
 Convention: penalty (λ/2)(‖A‖² + ‖B‖²) ≡ λ‖ABᵀ‖_*; the Fig 1 fit term carries no ½, so the
 predicted singular values are s_i = max(d_i − λ/2, 0).
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..experiments.lowrank import (
+from ..analysis.lowrank import (
     early_window,
     lm_rank_summary,
     log_slope,
@@ -35,11 +36,15 @@ def _fig1(df: pd.DataFrame, meta: dict) -> list[Claim]:
     for lam in positive:
         g = df[df.lam == lam].sort_values("t")
         ratios.append(log_slope(g.t, g.imbalance, 50, 300, floor=1e-6) / (2 * lr * lam))
-    out.append(within("imbalance_slope", "for every λ > 0, the imbalance log-slope fitted over t ∈ [50, 300] (imbalance > 10⁻⁶), "
-                      "divided by 2ηλ (λ = " + ", ".join(f"{x:g}" for x in positive) + ")", ratios, np.ones(len(ratios)), 0.10))  # fmt: skip
+    out.append(within("imbalance_slope",
+                      "for every λ > 0, the imbalance log-slope fitted over t ∈ [50, 300] "
+                      "(imbalance > 10⁻⁶), "
+                      "divided by 2ηλ (λ = " + ", ".join(f"{x:g}" for x in positive) + ")",
+                      ratios, np.ones(len(ratios)), 0.10))  # fmt: skip
     last = df[df.t == T].set_index("lam")
     big = [lam for lam in lams if lam >= 0.2]
-    out.append(compare(f"gap_t{T}", f"max over λ ≥ 0.2 of the gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖_* at t = {T}",
+    out.append(compare(f"gap_t{T}",
+                       f"max over λ ≥ 0.2 of the gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖_* at t = {T}",
                        float(np.max(np.abs(last.loc[big, "gap"]))), "<", 1e-6))  # fmt: skip
     n = len(d)
     dd = np.sort(d)[::-1]
@@ -51,18 +56,23 @@ def _fig1(df: pd.DataFrame, meta: dict) -> list[Claim]:
         e = np.abs(s - p)[~ties]
         errs.append(float(np.max(e)) if e.size else 0.0)
         excluded += [f"d={x:g}@λ={lam:g}" for x in dd[ties]]
-    out.append(compare(f"soft_threshold_t{T}", f"max over (i, λ) of |s_i(ABᵀ) − max(d_i − λ/2, 0)| at t = {T}, excluding d_i = λ/2 "
+    out.append(compare(f"soft_threshold_t{T}",
+                       f"max over (i, λ) of |s_i(ABᵀ) − max(d_i − λ/2, 0)| at t = {T}, excluding "
+                       "d_i = λ/2 "
                        f"({', '.join(excluded) or 'none'})", max(errs), "<=", 1e-3))  # fmt: skip
     g0 = df[df.lam == 0].sort_values("t")
     if len(g0):
         # The imbalance is the gradient-flow invariant at λ = 0 (GD adds O(η²)); the gap is not an
         # invariant: it moves with the factors early on and returns close to its initial value.
         imb = g0.imbalance.to_numpy()
-        out.append(compare("lam0_imbalance_constant", "λ = 0: max over t of |imbalance_t / imbalance_0 − 1|",
+        out.append(compare("lam0_imbalance_constant",
+                           "λ = 0: max over t of |imbalance_t / imbalance_0 − 1|",
                            float(np.max(np.abs(imb / imb[0] - 1.0))), "<=", 0.10))  # fmt: skip
         gp = g0.gap.to_numpy()
-        out.append(compare("lam0_gap_constant", f"λ = 0: |gap_{T} / gap_0 − 1| (no decay; transient maximum over t: "
-                           f"{float(np.max(np.abs(gp / gp[0] - 1.0))):.3f})", float(abs(gp[-1] / gp[0] - 1.0)), "<=", 0.10))  # fmt: skip
+        out.append(compare("lam0_gap_constant",
+                           f"λ = 0: |gap_{T} / gap_0 − 1| (no decay; transient maximum over t: "
+                           f"{float(np.max(np.abs(gp / gp[0] - 1.0))):.3f})",
+                           float(abs(gp[-1] / gp[0] - 1.0)), "<=", 0.10))  # fmt: skip
     return out
 
 
@@ -72,18 +82,27 @@ def _figA(df: pd.DataFrame, meta: dict) -> list[Claim]:
     last = df[df.t == T]
     out = []
     d = last[(last.parameterisation == "direct") & (last.optimizer == "adam_l2")]
-    err = max(float(np.max(np.abs(r[["w1", "w2"]].to_numpy(float) - 2 * x / (2 * x @ x + r.lam)))) for _, r in d.iterrows())
-    out.append(compare("adam_l2_direct_ridge", "Adam + L2, direct: max |w − 2x/(10 + λ)| over λ and initial points", err, "<=", 1e-3))
+    err = max(float(np.max(np.abs(r[["w1", "w2"]].to_numpy(float) - 2 * x
+                                  / (2 * x @ x + r.lam)))) for _, r in d.iterrows())
+    out.append(compare("adam_l2_direct_ridge",
+                       "Adam + L2, direct: max |w − 2x/(10 + λ)| over λ and initial points", err,
+                       "<=", 1e-3))
     f = last[(last.parameterisation == "factorised") & (last.optimizer == "adam_l2")]
-    out.append(compare("adam_l2_factorised_sparse", "Adam + L2, factorised: max |w₁| / |w₂| (sparse solution)",
+    out.append(compare("adam_l2_factorised_sparse",
+                       "Adam + L2, factorised: max |w₁| / |w₂| (sparse solution)",
                        float(np.max(np.abs(f.w1) / np.abs(f.w2))), "<", 1e-3))  # fmt: skip
-    out.append(compare("adam_l2_factorised_lasso", "Adam + L2, factorised: max |w₂ − (1/2 − λ/8)| (ℓ1 solution)",
+    out.append(compare("adam_l2_factorised_lasso",
+                       "Adam + L2, factorised: max |w₂ − (1/2 − λ/8)| (ℓ1 solution)",
                        float(np.max(np.abs(f.w2 - (0.5 - f.lam / 8)))), "<=", 2e-3))  # fmt: skip
     w = last[last.optimizer == "adamw"]
-    out.append(holds("adamw_finite", "AdamW: every final w is finite", int(np.isfinite(w[["w1", "w2"]].to_numpy()).all()), bool(np.isfinite(w[["w1", "w2"]].to_numpy()).all()), "1"))
+    out.append(holds("adamw_finite", "AdamW: every final w is finite",
+                     int(np.isfinite(w[["w1", "w2"]].to_numpy()).all()),
+                     bool(np.isfinite(w[["w1", "w2"]].to_numpy()).all()), "1"))
     big = w[w.lam >= 0.1]
-    out.append(compare("adamw_on_line", "AdamW, λ ≥ 0.1: max |xᵀw − 1| (report-only in the paper; near the line)",
-                       float(np.max(np.abs(big.w1 * x[0] + big.w2 * x[1] - 1))), "<=", 5e-2))  # fmt: skip
+    out.append(compare("adamw_on_line",
+                       "AdamW, λ ≥ 0.1: max |xᵀw − 1| (report-only in the paper; near the line)",
+                       float(np.max(np.abs(big.w1 * x[0] + big.w2 * x[1] - 1))), "<=",
+                       5e-2))  # fmt: skip
     return out
 
 
@@ -96,17 +115,24 @@ def _figL(df: pd.DataFrame, meta: dict) -> list[Claim]:
     sing = last[last.model == "single"].set_index("lam").loc[lams]
     expected = np.asarray(meta["expected_rank_factorised"], dtype=float)
     out = [
-        within("factorised_rank", f"rank@10⁻²(W₂W₁) at t = {T} for λ = {lams.tolist()} (expected {expected.astype(int).tolist()})",
+        within("factorised_rank",
+               f"rank@10⁻²(W₂W₁) at t = {T} for λ = {lams.tolist()} (expected "
+               f"{expected.astype(int).tolist()})",
                fac.rank_1e2.to_numpy(float), expected, 1.0),  # fmt: skip
     ]
     pred = arr(meta["prediction_factorised"])
     err = max(float(np.max(np.abs(_spectrum(fac.iloc[j], n) - pred[j]))) for j in range(len(lams)))
-    out.append(compare("factorised_soft_threshold", "max over (i, λ) of |s_i(W₂W₁) − max(σ_i − λ/2, 0)|", err, "<=", 2e-2))
+    out.append(compare("factorised_soft_threshold",
+                       "max over (i, λ) of |s_i(W₂W₁) − max(σ_i − λ/2, 0)|", err, "<=", 2e-2))
     pos = lams > 0
-    out.append(within("w1_rank_matches", "λ > 0: rank@10⁻²(W₁) − rank@10⁻²(W₂W₁) (balanced factors)",
-                      (fac.w1_rank_1e2.to_numpy(float) - fac.rank_1e2.to_numpy(float))[pos], np.zeros(int(pos.sum())), 1.0))  # fmt: skip
-    out.append(within("single_rank_full", f"rank@10⁻²(W) of the single matrix for every λ (full rank {n})",
-                      sing.rank_1e2.to_numpy(float), np.full(len(lams), float(n)), 0.0))  # fmt: skip
+    out.append(within("w1_rank_matches",
+                      "λ > 0: rank@10⁻²(W₁) − rank@10⁻²(W₂W₁) (balanced factors)",
+                      (fac.w1_rank_1e2.to_numpy(float) - fac.rank_1e2.to_numpy(float))[pos],
+                      np.zeros(int(pos.sum())), 1.0))  # fmt: skip
+    out.append(within("single_rank_full",
+                      f"rank@10⁻²(W) of the single matrix for every λ (full rank {n})",
+                      sing.rank_1e2.to_numpy(float), np.full(len(lams), float(n)),
+                      0.0))  # fmt: skip
     return out
 
 
@@ -127,39 +153,53 @@ def _fig2(df: pd.DataFrame, meta: dict) -> list[Claim]:
     lams = np.sort(acc.index.to_numpy(float))
     solved = [float(lam) for lam in lams if acc[lam] >= solved_acc]
     out = [
-        holds("solved_moderate_lambda", f"the task is solved (accuracy ≥ {solved_acc:g}) at λ = 0 and at some λ > 0; "
+        holds("solved_moderate_lambda",
+              f"the task is solved (accuracy ≥ {solved_acc:g}) at λ = 0 and at some λ > 0; "
               "accuracy per λ: " + ", ".join(f"{lam:g}: {acc[lam]:.4f}" for lam in lams),
-              solved, bool(0.0 in solved and any(lam > 0 for lam in solved)), "0 and some λ > 0 solved"),  # fmt: skip
+              solved, bool(0.0 in solved and any(lam > 0 for lam in solved)),
+              "0 and some λ > 0 solved"),  # fmt: skip
     ]
     for product, name in (("kq", "W_KᵀW_Q"), ("pv", "PW_V")):
         s = summ[summ["product"] == product].set_index("lam")
         er = s.loc[solved, "eff_rank"].to_numpy(float)
-        out.append(compare(f"{product}_effrank_nonincreasing", f"solved runs: mean effective rank of {name} is non-increasing in λ "
-                           f"(max ratio of consecutive values; values {np.round(er, 3).tolist()} at λ = {solved})",
+        out.append(compare(f"{product}_effrank_nonincreasing",
+                           f"solved runs: mean effective rank of {name} is non-increasing in λ "
+                           f"(max ratio of consecutive values; values {np.round(er, 3).tolist()} "
+                           f"at λ = {solved})",
                            _nonincreasing(er, 0.05), "<=", 1.05))  # fmt: skip
         if solved and 0.0 in solved and solved[-1] > 0:
             ratio = float(s.loc[solved[-1], "eff_rank"] / s.loc[0.0, "eff_rank"])
         else:
             ratio = float("nan")
-        out.append(compare(f"{product}_effrank_halved", f"eff-rank of {name} at the largest solved λ ({solved[-1] if solved else 'none'}) "
+        out.append(compare(f"{product}_effrank_halved",
+                           f"eff-rank of {name} at the largest solved λ "
+                           f"({solved[-1] if solved else 'none'}) "
                            "/ eff-rank at λ = 0", ratio, "<=", 0.5))  # fmt: skip
         imb = mean_trace(df, product, "imbalance")
         ratios = []
         for lam in lams[lams > 0]:
             w = early_window(lr, lam, steps)
-            ratios.append(log_slope(imb.index.to_numpy(), imb[lam].to_numpy(), 0, w) / (2 * lr * lam))
-        out.append(within(f"{product}_imbalance_rate", f"{name}: early imbalance log-slope / (2ηλ), fitted over the first "
-                          f"min(1/(ηλ), 3000) steps, for λ = {lams[lams > 0].tolist()}", ratios, np.ones(len(ratios)), 0.15))  # fmt: skip
+            ratios.append(log_slope(imb.index.to_numpy(), imb[lam].to_numpy(), 0, w)
+                          / (2 * lr * lam))
+        out.append(within(f"{product}_imbalance_rate",
+                          f"{name}: early imbalance log-slope / (2ηλ), fitted over the first "
+                          f"min(1/(ηλ), 3000) steps, for λ = {lams[lams > 0].tolist()}", ratios,
+                          np.ones(len(ratios)), 0.15))  # fmt: skip
         if product == "pv":  # the paper's gap panel is PW_V; the KQ gaps are reported alongside
             gap = s.loc[solved, "gap"].to_numpy(float)
             kq = summ[summ["product"] == "kq"].set_index("lam").loc[solved, "gap"].to_numpy(float)
-            out.append(compare("pv_gap_decreasing", f"solved runs: final mean gap of {name} is decreasing in λ (max difference "
-                               f"of consecutive values; values {[float(f'{g:.3g}') for g in gap]} at λ = {solved}; for reference, "
+            out.append(compare("pv_gap_decreasing",
+                               f"solved runs: final mean gap of {name} is decreasing in λ (max "
+                               "difference "
+                               f"of consecutive values; values {[float(f'{g:.3g}') for g in gap]} "
+                               f"at λ = {solved}; for reference, "
                                f"not checked: W_KᵀW_Q {[float(f'{g:.3g}') for g in kq]})",
-                               float(np.max(np.diff(gap))) if len(gap) > 1 else float("nan"), "<", 0.0))  # fmt: skip
+                               float(np.max(np.diff(gap))) if len(gap) > 1 else float("nan"),
+                               "<", 0.0))  # fmt: skip
         if 0.0 in lams:
             tr = imb[0.0]
-            out.append(within(f"{product}_lam0_imbalance", f"λ = 0 control: log₂(final / initial mean imbalance of {name})",
+            out.append(within(f"{product}_lam0_imbalance",
+                              f"λ = 0 control: log₂(final / initial mean imbalance of {name})",
                               float(np.log2(tr.iloc[-1] / tr.iloc[0])), 0.0, 1.0))  # fmt: skip
     return out
 
@@ -171,8 +211,10 @@ RANK_METRICS = (("eff_rank", "effective rank"), ("rank_1e2", "rank@10⁻²"))
 PRODUCTS = (("kq", "W_KᵀW_Q"), ("pv", "PW_V"))
 
 
-def _rank_trend_claims(summ: pd.DataFrame, lam_col: str, prefix: str, where: str, lam_name: str) -> list[Claim]:
-    """Mean rank non-increasing in λ (5 % tolerance) and rank(λ_max) < rank(0), per product and metric."""
+def _rank_trend_claims(summ: pd.DataFrame, lam_col: str, prefix: str, where: str,
+                       lam_name: str) -> list[Claim]:
+    """Mean rank non-increasing in λ (5 % tolerance) and rank(λ_max) < rank(0), per product and
+    metric."""
     out = []
     for product, pname in PRODUCTS:
         s = summ[summ["product"] == product].sort_values(lam_col)
@@ -180,10 +222,14 @@ def _rank_trend_claims(summ: pd.DataFrame, lam_col: str, prefix: str, where: str
         for metric, mname in RANK_METRICS:
             v = s[metric].to_numpy(float)
             vals = ", ".join(f"{lam:g}: {x:.3f}" for lam, x in zip(lams, v, strict=True))
-            out.append(compare(f"{prefix}{product}_{metric}_nonincreasing", f"{where}: mean {mname} of {pname} is non-increasing in "
-                               f"{lam_name} (max ratio of consecutive values; {lam_name} → value: {vals})", _nonincreasing(v, 0.05), "<=", 1.05))  # fmt: skip
-            ratio = float(v[-1] / v[0]) if len(v) > 1 and lams[0] == 0 and v[0] > 0 else float("nan")
-            out.append(compare(f"{prefix}{product}_{metric}_drop", f"{where}: mean {mname} of {pname} at the largest {lam_name} "
+            out.append(compare(f"{prefix}{product}_{metric}_nonincreasing",
+                               f"{where}: mean {mname} of {pname} is non-increasing in "
+                               f"{lam_name} (max ratio of consecutive values; {lam_name} → value: "
+                               f"{vals})", _nonincreasing(v, 0.05), "<=", 1.05))  # fmt: skip
+            ratio = float(v[-1]
+                          / v[0]) if len(v) > 1 and lams[0] == 0 and v[0] > 0 else float("nan")
+            out.append(compare(f"{prefix}{product}_{metric}_drop",
+                               f"{where}: mean {mname} of {pname} at the largest {lam_name} "
                                f"({lams[-1]:g}) / at {lam_name} = 0", ratio, "<", 1.0))  # fmt: skip
     return out
 
@@ -198,24 +244,32 @@ def _lm_fig3_rows(df: pd.DataFrame, meta: dict) -> pd.DataFrame:
 def _fig3(lm: pd.DataFrame, lm_meta: dict, vit: pd.DataFrame, vit_meta: dict) -> list[Claim]:
     lm = _lm_fig3_rows(lm, lm_meta)
     seeds = sorted(int(x) for x in lm.seed.unique())
-    out = _rank_trend_claims(lm_rank_summary(lm), "lam_sa", "lm_", f"LM, all {lm.layer.max()} layers × heads, seeds {seeds}", "λ_SA")
+    out = _rank_trend_claims(lm_rank_summary(lm), "lam_sa", "lm_",
+                             f"LM, all {lm.layer.max()} layers × heads, seeds {seeds}", "λ_SA")
     if lm_meta.get("preset") == "paper":
         for layer in lm_meta["layers_fig3"]:
             d = lm[lm.layer == layer]
             med = d.groupby(["lam_sa", "product"]).rank_1e2.median().unstack("product")
             for product, pname in PRODUCTS:
                 v = med[product].to_numpy(float)
-                out.append(compare(f"lm_layer{layer}_{product}_median_nonincreasing", f"LM layer {layer}: per-head median rank@10⁻² of "
-                                   f"{pname} is non-increasing in λ_SA (values {v.tolist()} at λ_SA = {med.index.tolist()})",
+                out.append(compare(f"lm_layer{layer}_{product}_median_nonincreasing",
+                                   f"LM layer {layer}: per-head median rank@10⁻² of "
+                                   f"{pname} is non-increasing in λ_SA (values {v.tolist()} at "
+                                   f"λ_SA = {med.index.tolist()})",
                                    _nonincreasing(v, 0.05), "<=", 1.05))  # fmt: skip
     solved_acc = float(vit_meta["solved_acc"])
     acc = vit.groupby("lam_attn").test_acc.mean()
     solved = [float(x) for x in acc.index if acc[x] >= solved_acc]
-    out.append(holds("vit_solved", f"ViT: solved (test accuracy ≥ {solved_acc:g}) at λ_attn = 0 and at some λ_attn > 0; accuracy per λ_attn: "
+    out.append(holds("vit_solved",
+                     f"ViT: solved (test accuracy ≥ {solved_acc:g}) at λ_attn = 0 and at some "
+                     "λ_attn > 0; accuracy per λ_attn: "
                      + ", ".join(f"{lam:g}: {a:.3f}" for lam, a in acc.items()), solved,
-                     bool(0.0 in solved and any(x > 0 for x in solved)), "0 and some λ > 0 solved"))  # fmt: skip
+                     bool(0.0 in solved and any(x > 0 for x in solved)),
+                     "0 and some λ > 0 solved"))  # fmt: skip
     vs = lm_rank_summary(vit[vit.lam_attn.isin(solved)], by="lam_attn")
-    out += _rank_trend_claims(vs, "lam_attn", "vit_", f"ViT, solved runs, mean over {vit.layer.max()} layers × heads", "λ_attn")
+    out += _rank_trend_claims(vs, "lam_attn", "vit_",
+                              f"ViT, solved runs, mean over {vit.layer.max()} layers × heads",
+                              "λ_attn")
     return out
 
 
@@ -223,7 +277,8 @@ def _figC(lm: pd.DataFrame, lm_meta: dict) -> list[Claim]:
     lm = _lm_fig3_rows(lm, lm_meta)
     out = []
     for layer in lm_meta["layers_figC"]:
-        out += _rank_trend_claims(lm_rank_summary(lm, [layer]), "lam_sa", f"layer{layer}_", f"LM layer {layer}, mean over heads", "λ_SA")
+        out += _rank_trend_claims(lm_rank_summary(lm, [layer]), "lam_sa", f"layer{layer}_",
+                                  f"LM layer {layer}, mean over heads", "λ_SA")
     return out
 
 
@@ -236,30 +291,43 @@ def _table1(df: pd.DataFrame, meta: dict) -> list[Claim]:
     t = table1_summary(df)
     expected = len(grid["lam_sa"]) * len(grid["lam_mlp"])
     runs = df.groupby(["lam_sa", "lam_mlp", "seed"]).val_ppl.first()
-    complete = bool(len(t) == expected and (t["n"] == len(grid["seeds"])).all() and np.isfinite(runs).all())
-    out = [holds("cells_complete", f"every (λ_SA, λ_MLP) cell of the {len(grid['lam_sa'])} × {len(grid['lam_mlp'])} grid has "
-                 f"{len(grid['seeds'])} runs with a finite perplexity", f"{len(t)} cells, {len(runs)} runs", complete,
+    complete = bool(len(t) == expected and (t["n"] == len(grid["seeds"])).all()
+                    and np.isfinite(runs).all())
+    out = [holds("cells_complete",
+                 f"every (λ_SA, λ_MLP) cell of the {len(grid['lam_sa'])} × {len(grid['lam_mlp'])} "
+                 "grid has "
+                 f"{len(grid['seeds'])} runs with a finite perplexity",
+                 f"{len(t)} cells, {len(runs)} runs", complete,
                  f"{expected} cells × {len(grid['seeds'])} seeds, finite")]  # fmt: skip
     best_mlp = float(t.groupby("lam_mlp")["mean"].min().idxmin())
     col = t[np.isclose(t.lam_mlp, best_mlp)].set_index("lam_sa")
     if not np.any(np.isclose(col.index.to_numpy(float), best_mlp)):
-        out.append(holds("lam_sa_equal_present", f"the grid has λ_SA = λ_MLP = {best_mlp:g}", False, False))
+        out.append(holds("lam_sa_equal_present", f"the grid has λ_SA = λ_MLP = {best_mlp:g}",
+                         False, False))
         return out
     ref = col.loc[col.index[np.isclose(col.index.to_numpy(float), best_mlp)][0]]
     cells = ", ".join(f"{a:g}: {r['mean']:.4f} ± {r['se']:.4f}" for a, r in col.iterrows())
     if meta.get("preset") == "paper":
         small = [a for a in col.index if a == 0] + [a for a in col.index if a > 0][:1]
         best_small = min(small, key=lambda a: col.loc[a, "mean"])
-        out.append(compare("small_lam_sa_not_worse", f"at the best λ_MLP = {best_mlp:g}: mean perplexity at λ_SA = {best_small:g} (the better "
-                           f"of 0 and the smallest λ_SA > 0) minus at λ_SA = λ_MLP (cells λ_SA: mean ± SE: {cells})",
-                           float(col.loc[best_small, "mean"] - ref["mean"]), "<=", 0.0))  # fmt: skip
+        out.append(compare("small_lam_sa_not_worse",
+                           f"at the best λ_MLP = {best_mlp:g}: mean perplexity at λ_SA = "
+                           f"{best_small:g} (the better "
+                           "of 0 and the smallest λ_SA > 0) minus at λ_SA = λ_MLP (cells λ_SA: "
+                           f"mean ± SE: {cells})",
+                           float(col.loc[best_small, "mean"] - ref["mean"]), "<=",
+                           0.0))  # fmt: skip
     else:
         zero = col.loc[0.0] if 0.0 in col.index else col.iloc[0]
         se = float(np.sqrt(zero["se"] ** 2 + ref["se"] ** 2))
-        out.append(compare("zero_lam_sa_not_worse", f"at λ_MLP = {best_mlp:g}: mean perplexity at λ_SA = {col.index[0]:g} minus at "
-                           f"λ_SA = λ_MLP, in units of the standard error of the difference ({se:.4f}); weak check, the effect may be "
+        out.append(compare("zero_lam_sa_not_worse",
+                           f"at λ_MLP = {best_mlp:g}: mean perplexity at λ_SA = {col.index[0]:g} "
+                           "minus at "
+                           "λ_SA = λ_MLP, in units of the standard error of the difference "
+                           f"({se:.4f}); weak check, the effect may be "
                            f"inside the noise at this scale (cells λ_SA: mean ± SE: {cells})",
-                           float((zero["mean"] - ref["mean"]) / se) if se > 0 else float("nan"), "<=", 2.0))  # fmt: skip
+                           float((zero["mean"] - ref["mean"]) / se) if se > 0 else float("nan"),
+                           "<=", 2.0))  # fmt: skip
     return out
 
 
@@ -274,11 +342,17 @@ def _balance(df: pd.DataFrame, meta: dict) -> list[Claim]:
         d = df[df["product"] == product]
         r = (d.nuclear / d.frob_bound).to_numpy(float)
         med = pre[pre["product"] == product].ratio.median()
-        out.append(compare(f"{product}_bound", f"{pname}: max over every head of every model ({d.model.nunique()} models, {len(d)} heads) of "
-                           f"‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) (never above 1; pretrained median {med:.4f})", float(np.max(r)), "<=", 1 + 1e-6))  # fmt: skip
+        out.append(compare(f"{product}_bound",
+                           f"{pname}: max over every head of every model ({d.model.nunique()} "
+                           f"models, {len(d)} heads) of "
+                           f"‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) (never above 1; pretrained median {med:.4f})",
+                           float(np.max(r)), "<=", 1 + 1e-6))  # fmt: skip
         if meta.get("preset") == "paper" and len(pre):
-            out.append(compare(f"{product}_median_balanced", f"{pname}: median over the {len(pre[pre['product'] == product])} heads of "
-                               f"{pre.model.iloc[0]} of ‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) (project threshold)", float(med), ">=", 0.95))  # fmt: skip
+            out.append(compare(f"{product}_median_balanced",
+                               f"{pname}: median over the {len(pre[pre['product'] == product])} "
+                               "heads of "
+                               f"{pre.model.iloc[0]} of ‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) (project "
+                               "threshold)", float(med), ">=", 0.95))  # fmt: skip
     for fam in sorted(set(df.family) - {"pretrained"}):
         f = df[df.family == fam]
         med = f.groupby(["product", "lam"]).ratio.median()
@@ -286,9 +360,13 @@ def _balance(df: pd.DataFrame, meta: dict) -> list[Claim]:
             m = med[product]
             lams = m.index.to_numpy(float)
             vals = ", ".join(f"{lam:g}: {x:.4f}" for lam, x in m.items())
-            diff = float(m.iloc[-1] - m.loc[0.0]) if 0.0 in m.index and lams[-1] > 0 else float("nan")
-            out.append(compare(f"{fam}_{product}_balance_grows", f"{fam} proxies: median ‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) of {pname} at the largest "
-                               f"λ minus at λ = 0 (medians per λ: {vals})", diff, ">", 0.0))  # fmt: skip
+            diff = float(m.iloc[-1]
+                         - m.loc[0.0]) if 0.0 in m.index and lams[-1] > 0 else float("nan")
+            out.append(compare(f"{fam}_{product}_balance_grows",
+                               f"{fam} proxies: median ‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) of {pname} at the "
+                               "largest "
+                               f"λ minus at λ = 0 (medians per λ: {vals})", diff, ">",
+                               0.0))  # fmt: skip
     return out
 
 

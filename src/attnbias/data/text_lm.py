@@ -9,7 +9,8 @@ Two corpora:
   contiguously into train and validation parts;
 * **the Pile** (paper preset): a Hugging Face hub copy (default ``monology/pile-uncopyrighted``),
   streamed once by a download rule, tokenized with the GPT-2 BPE tokenizer and stored as flat
-  ``uint16`` token files (:func:`prepare_hub_tokens`), which training memory-maps.
+  ``uint16`` token files (:func:`prepare_hub_tokens`; the download rule runs
+  :func:`download_pile`), which training memory-maps.
 
 Tokenizers (all expose ``encode``, ``decode``, ``vocab_size`` and ``eos_id``):
 
@@ -56,11 +57,13 @@ class CharTokenizer:
 
     @classmethod
     def fit(cls, texts: Iterable[str], min_count: int = 1) -> CharTokenizer:
-        """Keep every character seen at least ``min_count`` times, most frequent first (ties by code)."""
+        """Keep every character seen at least ``min_count`` times, most frequent first (ties by
+        code)."""
         counts = Counter()
         for t in texts:
             counts.update(t)
-        kept = sorted((c for c, n in counts.items() if n >= min_count), key=lambda c: (-counts[c], c))
+        kept = sorted((c for c, n in counts.items() if n >= min_count),
+                      key=lambda c: (-counts[c], c))
         return cls(kept)
 
     eos_id = 0
@@ -93,7 +96,8 @@ class CharTokenizer:
 
 
 class HFTokenizer:
-    """Adapter around a ``tokenizers.Tokenizer`` (locally trained BPE) or a transformers tokenizer."""
+    """Adapter around a ``tokenizers.Tokenizer`` (locally trained BPE) or a transformers
+    tokenizer."""
 
     def __init__(self, tok, eos_token: str = EOS, kind: str = "bpe"):
         self.tok, self.kind = tok, kind
@@ -204,7 +208,8 @@ def encode_documents(tok, texts: list[str]) -> np.ndarray:
     return out
 
 
-def tweet_corpus(tokenizer: str = "char", vocab_size: int = 512, min_count: int = 50, val_fraction: float = 0.1) -> TokenCorpus:
+def tweet_corpus(tokenizer: str = "char", vocab_size: int = 512, min_count: int = 50,
+                 val_fraction: float = 0.1) -> TokenCorpus:
     """The tweet texts as a token stream, split contiguously: the first documents train, the last
     ``val_fraction`` of them validate.  The tokenizer is fitted on the training documents only."""
     texts = load_tweet_texts()
@@ -212,7 +217,8 @@ def tweet_corpus(tokenizer: str = "char", vocab_size: int = 512, min_count: int 
     tr, va = texts[:-n_val], texts[-n_val:]
     if tokenizer == "char":
         tok = CharTokenizer.fit(tr, min_count=min_count)
-        desc = {"kind": "char", "min_count": min_count, "vocab_size": tok.vocab_size, "chars": "".join(tok.chars)}
+        desc = {"kind": "char", "min_count": min_count, "vocab_size": tok.vocab_size,
+                "chars": "".join(tok.chars)}
     elif tokenizer == "bpe":
         tok = train_bpe(tr, vocab_size=vocab_size)
         desc = {"kind": "bpe", "vocab_size": tok.vocab_size, "trained_on": "training tweets"}
@@ -232,13 +238,15 @@ def tweet_corpus(tokenizer: str = "char", vocab_size: int = 512, min_count: int 
 
 
 def iter_hub_texts(source: str, split: str, text_key: str = "text") -> Iterator[str]:
-    """Stream the ``text_key`` column of one split of a hub dataset (or of a local directory in the
-    hub layout).  ``split`` is a split name (``train``) or, when it contains ``*``, ``.`` or ``/``, a
-    file pattern inside the repository (``test.jsonl.zst``): the Pile copy keeps its training shards
-    in ``train/`` but its validation and test sets in top-level files, which split inference misses."""
+    """Stream the ``text_key`` column of one split of a hub dataset (or of a local directory in
+    the hub layout).  ``split`` is a split name (``train``) or, when it contains ``*``, ``.`` or
+    ``/``, a file pattern inside the repository (``test.jsonl.zst``): the Pile copy keeps its
+    training shards in ``train/`` but its validation and test sets in top-level files, which split
+    inference misses."""
     import datasets
 
-    kw = {"data_files": {"part": split}, "split": "part"} if any(c in split for c in "*./") else {"split": split}
+    pattern = any(c in split for c in "*./")
+    kw = {"data_files": {"part": split}, "split": "part"} if pattern else {"split": split}
     try:
         ds = datasets.load_dataset(source, streaming=True, **kw)
         it = iter(ds)
@@ -253,7 +261,8 @@ def iter_hub_texts(source: str, split: str, text_key: str = "text") -> Iterator[
 
 
 def prepare_hub_tokens(source: str, tokenizer: str, out_dir, train_tokens: int, val_tokens: int,
-                       train_split: str = "train", val_split: str = "test.jsonl.zst", batch_docs: int = 1024) -> dict:  # fmt: skip
+                       train_split: str = "train", val_split: str = "test.jsonl.zst",
+                       batch_docs: int = 1024) -> dict:  # fmt: skip
     """Tokenize the first ``train_tokens`` / ``val_tokens`` tokens of two splits into
     ``out_dir/{train,val}.bin`` (flat little-endian uint16, or uint32 for vocabularies > 65,535),
     each document followed by the end-of-text id; ``out_dir/tokens.json`` describes them.
@@ -263,10 +272,13 @@ def prepare_hub_tokens(source: str, tokenizer: str, out_dir, train_tokens: int, 
     tok = hub_tokenizer(tokenizer)
     dtype = np.uint16 if tok.vocab_size <= 65535 else np.uint32
     counts = {}
-    for name, split, limit in (("train", train_split, train_tokens), ("val", val_split, val_tokens)):
-        counts[name] = _write_tokens(tok, iter_hub_texts(source, split), out / f"{name}.bin", limit, dtype, batch_docs)
-    desc = {"source": source, "tokenizer": tokenizer, "vocab_size": tok.vocab_size, "eos_id": int(tok.eos_id),
-            "dtype": np.dtype(dtype).name, "tokens": counts, "splits": {"train": train_split, "val": val_split}}  # fmt: skip
+    for name, split, limit in (("train", train_split, train_tokens),
+                               ("val", val_split, val_tokens)):
+        counts[name] = _write_tokens(tok, iter_hub_texts(source, split), out / f"{name}.bin", limit,
+                                     dtype, batch_docs)
+    desc = {"source": source, "tokenizer": tokenizer, "vocab_size": tok.vocab_size,
+            "eos_id": int(tok.eos_id), "dtype": np.dtype(dtype).name, "tokens": counts,
+            "splits": {"train": train_split, "val": val_split}}  # fmt: skip
     (out / "tokens.json").write_text(json.dumps(desc, indent=2) + "\n")
     return desc
 
@@ -295,20 +307,39 @@ def _write_tokens(tok, texts: Iterator[str], path: Path, limit: int, dtype, batc
     return n
 
 
+def download_pile(source: str, tokenizer: str, out_dir: str, train_tokens: int, val_tokens: int,
+                  train_split: str = "train", val_split: str = "test.jsonl.zst"):
+    """The paper preset's download rule: stream the Pile copy ``source`` once and store GPT-2
+    tokens in ``out_dir`` (train.bin, val.bin, tokens.json, by :func:`prepare_hub_tokens`); returns
+    a one-row summary table (the rule's marker) and its metadata."""
+    import pandas as pd
+
+    desc = prepare_hub_tokens(source, tokenizer, out_dir, train_tokens, val_tokens, train_split,
+                              val_split)
+    df = pd.DataFrame([{"source": source, "train_tokens": desc["tokens"]["train"],
+                        "val_tokens": desc["tokens"]["val"]}])
+    return df, {"prepared": desc, "columns": {"source": "hub dataset id",
+                                               "train_tokens": "tokens in train.bin",
+                                               "val_tokens": "tokens in val.bin"}}
+
+
 def load_token_dir(path) -> TokenCorpus:
     """Memory-map the token files written by :func:`prepare_hub_tokens`."""
     path = Path(path)
     meta_file = path / "tokens.json"
     if not meta_file.exists():
         raise DatasetUnavailable(
-            f"no prepared token files in {path} (expected tokens.json, train.bin, val.bin).  They are written by the\n"
-            f"download rule lowrank_download_pile (paper preset, needs network), or use the quick preset."
+            f"no prepared token files in {path} (expected tokens.json, train.bin, val.bin).  "
+            "They are written by the\n"
+            "download rule lowrank_download_pile (paper preset, needs network), "
+            "or use the quick preset."
         )
     d = json.loads(meta_file.read_text())
     train = np.memmap(path / "train.bin", dtype=d["dtype"], mode="r")
     val = np.memmap(path / "val.bin", dtype=d["dtype"], mode="r")
-    return TokenCorpus(train, val, int(d["vocab_size"]), int(d["eos_id"]), {"kind": "hub", "name": d["tokenizer"]},
-                       d["source"], info={"tokens": d["tokens"], "splits": d["splits"]})  # fmt: skip
+    return TokenCorpus(train, val, int(d["vocab_size"]), int(d["eos_id"]),
+                       {"kind": "hub", "name": d["tokenizer"]}, d["source"],
+                       info={"tokens": d["tokens"], "splits": d["splits"]})  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,12 +354,17 @@ class WindowSampler:
     seeded permutation (a "fully online" single pass; it wraps around only past the end).
     """
 
-    def __init__(self, tokens: np.ndarray, ctx: int, batch: int, seed: int, single_pass: bool = False):
+    def __init__(self, tokens: np.ndarray, ctx: int, batch: int, seed: int,
+                 single_pass: bool = False):
         if len(tokens) < ctx + 1:
-            raise ValueError(f"a stream of {len(tokens)} tokens is shorter than one window of {ctx}")
-        self.tokens, self.ctx, self.batch, self.seed, self.single_pass = tokens, ctx, batch, seed, single_pass
+            raise ValueError(f"a stream of {len(tokens)} tokens is shorter than one window of "
+                             f"{ctx}")
+        self.tokens, self.ctx, self.batch, self.seed = tokens, ctx, batch, seed
+        self.single_pass = single_pass
         self.n_windows = len(tokens) // ctx
-        self._perm = np.random.default_rng([seed, 1]).permutation(self.n_windows) if single_pass else None
+        self._perm = None
+        if single_pass:
+            self._perm = np.random.default_rng([seed, 1]).permutation(self.n_windows)
 
     def starts(self, step: int) -> np.ndarray:
         if self.single_pass:
@@ -339,7 +375,8 @@ class WindowSampler:
 
     def windows(self, step: int) -> np.ndarray:
         """(batch, ctx) int64 token ids of the batch of update ``step``."""
-        return np.stack([np.asarray(self.tokens[a : a + self.ctx], dtype=np.int64) for a in self.starts(step)])
+        return np.stack([np.asarray(self.tokens[a : a + self.ctx], dtype=np.int64)
+                         for a in self.starts(step)])
 
     def __call__(self, step: int, generator=None) -> dict:
         """The engine's online data source: ``{"ids": LongTensor (batch, ctx)}``."""
@@ -353,6 +390,10 @@ def eval_windows(tokens: np.ndarray, ctx: int, max_windows: int | None = None) -
     spaced over the stream when it holds more."""
     n = len(tokens) // ctx
     if n == 0:
-        raise ValueError(f"a validation stream of {len(tokens)} tokens is shorter than one window of {ctx}")
-    idx = np.arange(n) if not max_windows or max_windows >= n else np.linspace(0, n - 1, max_windows).round().astype(np.int64)
+        raise ValueError(f"a validation stream of {len(tokens)} tokens is shorter than one window "
+                         f"of {ctx}")
+    if not max_windows or max_windows >= n:
+        idx = np.arange(n)
+    else:
+        idx = np.linspace(0, n - 1, max_windows).round().astype(np.int64)
     return np.stack([np.asarray(tokens[i * ctx : (i + 1) * ctx], dtype=np.int64) for i in idx])

@@ -144,8 +144,10 @@ def head_factors(Wq, Wk, Wv, Wo, n_heads: int, n_kv_heads: int | None = None) ->
     H = int(n_heads)
     Hkv = int(n_kv_heads or n_heads)
     dh = Wq.shape[0] // H
-    if Wq.shape[0] != H * dh or Wk.shape[0] != Hkv * dh or Wv.shape[0] != Hkv * dh or Wo.shape[1] != H * dh:
-        raise ValueError(f"shapes do not split into heads: {Wq.shape}, {Wk.shape}, {Wv.shape}, {Wo.shape}, H={H}, H_kv={Hkv}")
+    kv = Hkv * dh
+    if Wq.shape[0] != H * dh or Wk.shape[0] != kv or Wv.shape[0] != kv or Wo.shape[1] != H * dh:
+        raise ValueError(f"shapes do not split into heads: {Wq.shape}, {Wk.shape}, {Wv.shape}, "
+                         f"{Wo.shape}, H={H}, H_kv={Hkv}")
     group = H // Hkv
     kv = np.arange(H) // group
     q = Wq.reshape(H, dh, -1)  # W_Q^h (d_h × d)
@@ -168,7 +170,7 @@ def gpt2_layer_factors(attn, n_heads: int) -> dict[str, tuple]:
     return head_factors(Wq, Wk, Wv, Wo, n_heads)
 
 
-def _qkvo_linears(layer):
+def qkvo_linears(layer):
     """(query, key, value, output) ``nn.Linear`` modules of an encoder layer, by module path.
 
     Layouts: BERT ``attention.self.{query,key,value}`` + ``attention.output.dense``; ViT in
@@ -192,21 +194,22 @@ def bert_layer_factors(layer, n_heads: int) -> dict[str, tuple]:
 
     (``layer.output.dense`` is the MLP output, not the attention output.)
     """
-    q, k, v, o = _qkvo_linears(layer)
+    q, k, v, o = qkvo_linears(layer)
     return head_factors(q.weight, k.weight, v.weight, o.weight, n_heads)
 
 
 def vit_layer_factors(layer, n_heads: int) -> dict[str, tuple]:
     """ViT ``ViTLayer``: ``attention.attention.{query,key,value}`` + ``attention.output.dense``
     (transformers ≤ 4) or ``attention.{q,k,v,o}_proj`` (transformers 5)."""
-    q, k, v, o = _qkvo_linears(layer)
+    q, k, v, o = qkvo_linears(layer)
     return head_factors(q.weight, k.weight, v.weight, o.weight, n_heads)
 
 
 def llama_layer_factors(layer, n_heads: int, n_kv_heads: int | None = None) -> dict[str, tuple]:
     """LLaMA ``LlamaDecoderLayer``: ``self_attn.{q,k,v,o}_proj`` (grouped-query aware)."""
     a = layer.self_attn
-    return head_factors(a.q_proj.weight, a.k_proj.weight, a.v_proj.weight, a.o_proj.weight, n_heads, n_kv_heads)
+    return head_factors(a.q_proj.weight, a.k_proj.weight, a.v_proj.weight, a.o_proj.weight,
+                        n_heads, n_kv_heads)
 
 
 def model_factors(model) -> list[dict[str, tuple]]:
@@ -216,7 +219,8 @@ def model_factors(model) -> list[dict[str, tuple]]:
     ``attention_factors()``), transformers GPT-2, BERT, ViT and LLaMA (bare or with a task head).
     """
     if hasattr(model, "attention_factors"):
-        return [{k: tuple(_f64(x) for x in v) for k, v in layer.items()} for layer in model.attention_factors()]
+        return [{k: tuple(_f64(x) for x in v) for k, v in layer.items()}
+                for layer in model.attention_factors()]
     cfg = getattr(model, "config", None)
     mtype = getattr(cfg, "model_type", "")
     if mtype == "gpt2":
@@ -229,11 +233,13 @@ def model_factors(model) -> list[dict[str, tuple]]:
         return [fn(layer, cfg.num_attention_heads) for layer in layers]
     if mtype == "llama":
         base = getattr(model, "model", model)
-        return [llama_layer_factors(layer, cfg.num_attention_heads, cfg.num_key_value_heads) for layer in base.layers]
+        return [llama_layer_factors(layer, cfg.num_attention_heads, cfg.num_key_value_heads)
+                for layer in base.layers]
     raise TypeError(f"no attention layout known for {type(model).__name__} (model_type {mtype!r})")
 
 
-def model_head_metrics(model, taus: Sequence[float] = RANK_TAUS) -> dict[str, dict[str, np.ndarray]]:
+def model_head_metrics(model, taus: Sequence[float] = RANK_TAUS) -> dict[str,
+                                                                         dict[str, np.ndarray]]:
     """``{"kq": metrics, "pv": metrics}``; every metric has leading axes (layer, head)."""
     layers = model_factors(model)
     out = {}

@@ -1,10 +1,12 @@
 """GPT-2-style language models from transformers, and weight-decay groups by module path
 (lowrank Fig 3, App. Fig. C, Table 1).
 
-Weight decay (spec lowrank §1.5): λ_SA on the self-attention matrices (``attn.c_attn`` = [W_Q | W_K |
-W_V] and ``attn.c_proj`` = P), λ_MLP on the MLP matrices (``mlp.c_fc``, ``mlp.c_proj``); biases,
-LayerNorm gains, token and position embeddings (the token embedding is tied to the output layer) get
-none.  GPT-2 names both output projections ``c_proj``, so groups are decided by the full module path.
+Weight decay (spec lowrank §1.5): λ_SA on the self-attention matrices (``attn.c_attn`` =
+[W_Q | W_K | W_V] and ``attn.c_proj`` = P), λ_MLP on the MLP matrices (``mlp.c_fc``,
+``mlp.c_proj``); biases, LayerNorm gains, token and position embeddings (the token embedding is
+tied to the output layer) get none.  GPT-2 names both output projections ``c_proj``, so groups are
+decided by the full module path.  :func:`decay_groups` is the generic builder (the ViT groups live
+in :mod:`attnbias.models.vit`).
 """
 
 from __future__ import annotations
@@ -18,16 +20,11 @@ GPT2_DECAY_GROUPS = (
     ("attn", r"(^|\.)h\.\d+\.attn\.(c_attn|c_proj)\.weight$"),
     ("mlp", r"(^|\.)h\.\d+\.mlp\.(c_fc|c_proj)\.weight$"),
 )
-# transformers ViT (v5 layout ``attention.{q,k,v,o}_proj``; v4 ``attention.attention.{query,key,value}``
-# + ``attention.output.dense``): attention matrices, then the other matrices (MLP and classifier)
-VIT_DECAY_GROUPS = (
-    ("attn", r"\.attention\.((q|k|v|o)_proj|attention\.(query|key|value)|output\.dense)\.weight$"),
-    ("other", r"(\.mlp\.fc[12]|\.intermediate\.dense|\.output\.dense|^classifier)\.weight$"),
-)
 
 
-def build_gpt2(vocab_size: int, n_positions: int, n_embd: int, n_layer: int, n_head: int, eos_id: int,
-               seed: int = 0, dropout: float = 0.0, pad_vocab_to: int = 1, attn: str = "sdpa"):  # fmt: skip
+def build_gpt2(vocab_size: int, n_positions: int, n_embd: int, n_layer: int, n_head: int,
+               eos_id: int, seed: int = 0, dropout: float = 0.0, pad_vocab_to: int = 1,
+               attn: str = "sdpa"):  # fmt: skip
     """A randomly initialised ``GPT2LMHeadModel`` (tied embeddings, GELU MLP 4×).
 
     ``bos_token_id``/``eos_token_id`` are set to ``eos_id`` (GPT2Config's default 50256 is wrong for
@@ -62,7 +59,8 @@ def build_gpt2(vocab_size: int, n_positions: int, n_embd: int, n_layer: int, n_h
 def decay_groups(model: torch.nn.Module, rules, lambdas: dict[str, float]) -> list[dict]:
     """AdamW parameter groups by parameter name: ``rules`` = ((group, regex), …), ``lambdas`` =
     {group: λ}.  Unmatched parameters form the group ``none`` with λ = 0.  Every group carries its
-    ``name`` and the ``names`` of its parameters (for tests and provenance); tied parameters appear once."""
+    ``name`` and the ``names`` of its parameters (for tests and provenance); tied parameters
+    appear once."""
     compiled = [(g, re.compile(rx)) for g, rx in rules]
     members: dict[str, list] = {g: [] for g, _ in rules}
     members["none"] = []
@@ -76,8 +74,9 @@ def decay_groups(model: torch.nn.Module, rules, lambdas: dict[str, float]) -> li
     out = []
     for g, items in members.items():
         if items:
-            out.append({"params": [p for _, p in items], "weight_decay": float(lambdas.get(g, 0.0)) if g != "none" else 0.0,
-                        "name": g, "names": [n for n, _ in items]})  # fmt: skip
+            decay = float(lambdas.get(g, 0.0)) if g != "none" else 0.0
+            out.append({"params": [p for _, p in items], "weight_decay": decay, "name": g,
+                        "names": [n for n, _ in items]})  # fmt: skip
     return out
 
 
@@ -86,22 +85,19 @@ def gpt2_param_groups(model, lam_sa: float, lam_mlp: float) -> list[dict]:
     return decay_groups(model, GPT2_DECAY_GROUPS, {"attn": lam_sa, "mlp": lam_mlp})
 
 
-def vit_param_groups(model, lam_attn: float, lam_other: float) -> list[dict]:
-    """λ_attn on the q, k, v and output-projection matrices, λ_other on the MLP and classifier
-    matrices; biases, LayerNorms, patch/position embeddings and the CLS token undecayed."""
-    return decay_groups(model, VIT_DECAY_GROUPS, {"attn": lam_attn, "other": lam_other})
-
-
 def lm_loss(model, batch) -> tuple[torch.Tensor, dict]:
-    """Mean next-token cross-entropy of ``batch["ids"]`` (b, t) over the t − 1 predicted positions."""
+    """Mean next-token cross-entropy of ``batch["ids"]`` (b, t) over the t − 1 predicted
+    positions."""
     ids = batch["ids"]
     logits = model(input_ids=ids).logits
-    loss = torch.nn.functional.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+    loss = torch.nn.functional.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]),
+                                             ids[:, 1:].reshape(-1))
     return loss, {}
 
 
 @torch.no_grad()
-def eval_lm_loss(model, windows: torch.Tensor, batch_size: int = 64, device=None, bf16: bool = False) -> float:
+def eval_lm_loss(model, windows: torch.Tensor, batch_size: int = 64, device=None,
+                 bf16: bool = False) -> float:
     """Mean next-token cross-entropy (nats per token) over (n, ctx) windows, in float64 sums."""
     import contextlib
 
@@ -111,10 +107,14 @@ def eval_lm_loss(model, windows: torch.Tensor, batch_size: int = 64, device=None
     total, count = 0.0, 0
     for i in range(0, len(windows), batch_size):
         ids = windows[i : i + batch_size].to(device)
-        ctx = torch.autocast("cuda", dtype=torch.bfloat16) if bf16 and device.type == "cuda" else contextlib.nullcontext()
+        if bf16 and device.type == "cuda":
+            ctx = torch.autocast("cuda", dtype=torch.bfloat16)
+        else:
+            ctx = contextlib.nullcontext()
         with ctx:
             logits = model(input_ids=ids).logits
-        ce = torch.nn.functional.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1), reduction="sum")
+        ce = torch.nn.functional.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]),
+                                               ids[:, 1:].reshape(-1), reduction="sum")
         total += float(ce.double())
         count += ids[:, 1:].numel()
     model.train(was)

@@ -1,4 +1,10 @@
-"""Vision transformers from transformers (no torchvision/timm), and what the papers measure on them."""
+"""Vision transformers from transformers (no torchvision/timm), their weight-decay parameter
+groups, and what the papers measure on them.
+
+Weight decay (spec lowrank §1.5, Fig 3 right): λ_attn on the attention matrices (q, k, v and the
+output projection), λ_other on the other matrices (MLP and classifier); biases, LayerNorms,
+patch/position embeddings and the CLS token get none.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,19 @@ import contextlib
 
 import torch
 
+from .gpt2 import decay_groups
 
-def build_vit(image_size: int, patch_size: int, channels: int, hidden: int, layers: int, heads: int, mlp: int, num_labels: int, seed: int = 0):
+# transformers ViT (v5 layout ``attention.{q,k,v,o}_proj``; v4
+# ``attention.attention.{query,key,value}`` + ``attention.output.dense``): attention matrices, then
+# the other matrices (MLP and classifier)
+VIT_DECAY_GROUPS = (
+    ("attn", r"\.attention\.((q|k|v|o)_proj|attention\.(query|key|value)|output\.dense)\.weight$"),
+    ("other", r"(\.mlp\.fc[12]|\.intermediate\.dense|\.output\.dense|^classifier)\.weight$"),
+)
+
+
+def build_vit(image_size: int, patch_size: int, channels: int, hidden: int, layers: int, heads: int,
+              mlp: int, num_labels: int, seed: int = 0):
     """A randomly initialised ``ViTForImageClassification`` (CLS token, learned positions, no
     dropout), using PyTorch SDPA attention for training."""
     from transformers import ViTConfig, ViTForImageClassification
@@ -30,6 +47,13 @@ def build_vit(image_size: int, patch_size: int, channels: int, hidden: int, laye
     return model
 
 
+def vit_param_groups(model, lam_attn: float, lam_other: float) -> list[dict]:
+    """AdamW groups (:func:`attnbias.models.gpt2.decay_groups`): λ_attn on the q, k, v and
+    output-projection matrices, λ_other on the MLP and classifier matrices; biases, LayerNorms,
+    patch/position embeddings and the CLS token undecayed."""
+    return decay_groups(model, VIT_DECAY_GROUPS, {"attn": lam_attn, "other": lam_other})
+
+
 @contextlib.contextmanager
 def eager_attention(model):
     """Temporarily switch to eager attention, which returns attention probabilities."""
@@ -43,7 +67,8 @@ def eager_attention(model):
 
 def attention_layers(model) -> list:
     """The self-attention modules of a transformers ViT/BERT-style encoder, in order."""
-    return [m for name, m in model.named_modules() if name.endswith("attention") and hasattr(m, "q_proj")]
+    return [m for name, m in model.named_modules() if name.endswith("attention")
+            and hasattr(m, "q_proj")]
 
 
 def last_layer_qk(model) -> tuple[torch.Tensor, torch.Tensor]:
@@ -60,14 +85,16 @@ def combined_qk_norm(model) -> float:
 
 
 @torch.no_grad()
-def cls_attention(model, pixel_values: torch.Tensor, batch_size: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
+def cls_attention(model, pixel_values: torch.Tensor,
+                  batch_size: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
     """Head-averaged last-layer attention of the [CLS] query over the patch keys (CLS key dropped),
     renormalised to sum to one, (N, num_patches), and the logits (N, classes) of the same pass."""
     rows, logits = [], []
     with eager_attention(model):
         for i in range(0, len(pixel_values), batch_size):
             out = model(pixel_values=pixel_values[i : i + batch_size], output_attentions=True)
-            row = out.attentions[-1].float().mean(dim=1)[:, 0, 1:]  # heads averaged; CLS query; patches
+            # heads averaged; CLS query; patches
+            row = out.attentions[-1].float().mean(dim=1)[:, 0, 1:]
             rows.append(row / row.sum(dim=-1, keepdim=True))
             logits.append(out.logits.float())
     return torch.cat(rows), torch.cat(logits)

@@ -1,4 +1,5 @@
-"""Figures of Kobayashi, Akram, von Oswald 2024, drawn from the plot-ready data of experiments.lowrank.
+"""Figures of Kobayashi, Akram, von Oswald 2024, drawn from the plot-ready data of
+:mod:`attnbias.experiments.lowrank` (shared analysis: :mod:`attnbias.analysis.lowrank`).
 
 Convention in every label: weight decay (λ/2)(‖A‖² + ‖B‖²) ≡ λ‖ABᵀ‖_*.
 """
@@ -9,7 +10,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.lines import Line2D
 
-from ..experiments.lowrank import (
+from ..analysis.lowrank import (
     final_rows,
     lm_rank_summary,
     mean_trace,
@@ -42,12 +43,16 @@ def _fig1(df, meta):
     for lam in lams:
         g = df[df.lam == lam].sort_values("t")
         axes[0].semilogy(g.t, g.gap.where(g.gap > floor), color=col[lam], label=f"λ={lam:g}")
-        axes[1].semilogy(g.t, g.imbalance.where(g.imbalance > 0), color=col[lam], label=f"λ={lam:g}")
+        axes[1].semilogy(g.t, g.imbalance.where(g.imbalance > 0), color=col[lam],
+                         label=f"λ={lam:g}")
         if lam > 0:  # the predicted rate e^{−2ηλt} through the initial imbalance
             t = g.t.to_numpy()
-            axes[1].semilogy(t, g.imbalance.iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam], ls=":", lw=0.8)
-    axes[0].set(xlabel="step t", ylabel="½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$", ylim=(1e-14, 10), title="(1) gap (Frobenius bound − nuclear)")
-    axes[1].set(xlabel="step t", ylabel="‖AᵀA − BᵀB‖$_F$", ylim=(1e-16, 30), title="(2) imbalance; dotted $e^{-2\\eta\\lambda t}$")
+            axes[1].semilogy(t, g.imbalance.iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam],
+                             ls=":", lw=0.8)
+    axes[0].set(xlabel="step t", ylabel="½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$", ylim=(1e-14, 10),
+                title="(1) gap (Frobenius bound − nuclear)")
+    axes[1].set(xlabel="step t", ylabel="‖AᵀA − BᵀB‖$_F$", ylim=(1e-16, 30),
+                title="(2) imbalance; dotted $e^{-2\\eta\\lambda t}$")
     axes[0].legend(loc="lower left", ncol=2)
     # (3) final singular values against λ with the soft-threshold prediction
     T = int(df.t.max())
@@ -56,7 +61,8 @@ def _fig1(df, meta):
     cmap = colormaps["tab10"]
     for i in range(n):
         axes[2].plot(grid, np.maximum(d[i] - grid / 2, 0), color=cmap(i), lw=0.8, ls="--")
-    S = np.sort(np.stack([_spec(r, n) for _, r in last.iterrows()]), axis=1)  # ascending ↔ d ascending
+    S = np.sort(np.stack([_spec(r, n) for _, r in last.iterrows()]),
+                axis=1)  # ascending ↔ d ascending
     for i in range(n):
         axes[2].plot(last.lam, S[:, i], "o", color=cmap(i), ms=4, label=f"d={d[i]:g}")
     axes[2].plot([], [], "k--", lw=0.8, label="max($d_i$ − λ/2, 0)")
@@ -73,12 +79,15 @@ def _fig1(df, meta):
     axes[3].plot([], [], "k:", lw=0.8, label="max($d_i$ − λ/2, 0)")
     axes[3].legend(loc="upper right")
     axes[3].set_xscale("symlog", linthresh=1.0)
-    axes[3].set(xlabel="step t (symlog)", ylabel="singular values of ABᵀ", xlim=(0, T), title=f"(4) λ = {lam4:g}: $s_i$ over training")
-    fig.suptitle(f"Fig 1: ‖ABᵀ − D‖² + (λ/2)(‖A‖² + ‖B‖²), A, B ∈ ℝ$^{{{n}×{n}}}$, plain GD (η = {lr:g}, float64)", fontsize=9)
+    axes[3].set(xlabel="step t (symlog)", ylabel="singular values of ABᵀ", xlim=(0, T),
+                title=f"(4) λ = {lam4:g}: $s_i$ over training")
+    fig.suptitle(f"Fig 1: ‖ABᵀ − D‖² + (λ/2)(‖A‖² + ‖B‖²), A, B ∈ ℝ$^{{{n}×{n}}}$, plain GD (η = "
+                 f"{lr:g}, float64)", fontsize=9)
     return fig
 
 
-OPT_STYLE = {"adam_l2": dict(ls="-", label="Adam + L2"), "adamw": dict(ls="--", label="AdamW (decoupled)")}
+OPT_STYLE = {"adam_l2": dict(ls="-", label="Adam + L2"),
+             "adamw": dict(ls="--", label="AdamW (decoupled)")}
 
 
 def _figA(df, meta):
@@ -93,7 +102,8 @@ def _figA(df, meta):
         for (opt, lam, _init), g in d.groupby(["optimizer", "lam", "init"]):
             g = g.sort_values("t")
             ax.plot(g.w1, g.w2, color=col[lam], ls=OPT_STYLE[opt]["ls"], lw=1.0)
-            ax.plot(g.w1.iloc[-1], g.w2.iloc[-1], "o" if opt == "adam_l2" else "s", color=col[lam], ms=4, mfc="none" if opt == "adamw" else col[lam])
+            ax.plot(g.w1.iloc[-1], g.w2.iloc[-1], "o" if opt == "adam_l2" else "s",
+                    color=col[lam], ms=4, mfc="none" if opt == "adamw" else col[lam])
         for a1, a2 in arr(meta["inits"]):
             ax.plot(a1 * a1, a2 * a2, "k^", ms=4)  # w₀ = a₀ ⊙ a₀ in both parameterisations
         for lam in lams:
@@ -102,13 +112,16 @@ def _figA(df, meta):
             else:
                 p = np.array([0.0, 0.5 - lam / 8])
             ax.plot(*p, "x", color="tab:red", ms=7)
-        ax.set(xlim=(-0.05, 0.75), ylim=(-0.05, 0.6), xlabel="$w_1$", ylabel="$w_2$", aspect="equal")
+        ax.set(xlim=(-0.05, 0.75), ylim=(-0.05, 0.6), xlabel="$w_1$", ylabel="$w_2$",
+               aspect="equal")
         ax.set_title("direct $w$" if par == "direct" else "factorised $w = a \\odot b$")
     handles = [Line2D([], [], color=col[lam], label=f"λ={lam:g}") for lam in lams]
     handles += [Line2D([], [], color="k", ls=s["ls"], label=s["label"]) for s in OPT_STYLE.values()]
-    handles += [Line2D([], [], color="tab:red", marker="x", ls="", label="Adam+L2 prediction"), Line2D([], [], color="k", marker="^", ls="", label="start")]
+    handles += [Line2D([], [], color="tab:red", marker="x", ls="", label="Adam+L2 prediction"),
+                Line2D([], [], color="k", marker="^", ls="", label="start")]
     axes[1].legend(handles=handles, loc="upper right", fontsize=6)
-    fig.suptitle("App. Fig. A: (xᵀw − 1)², x = (1, 2); coupled L2 → ridge (direct) / ℓ1, sparse (factorised)", fontsize=9)
+    fig.suptitle("App. Fig. A: (xᵀw − 1)², x = (1, 2); coupled L2 → ridge (direct) / ℓ1, sparse "
+                 "(factorised)", fontsize=9)
     return fig
 
 
@@ -122,7 +135,8 @@ def _figL(df, meta):
     fig, axes = new_figure(10.0, 3.1, ncols=3)
     idx = np.arange(1, n + 1)
     for ax, model, pred_key, title in (
-        (axes[0], "factorised", "prediction_factorised", "2-layer linear net W₂W₁: max(σ_i − λ/2, 0)"),
+        (axes[0], "factorised", "prediction_factorised",
+         "2-layer linear net W₂W₁: max(σ_i − λ/2, 0)"),
         (axes[1], "single", "prediction_single", "single matrix W: σ_i / (1 + λ/2)"),
     ):
         pred = arr(meta[pred_key])
@@ -141,12 +155,14 @@ def _figL(df, meta):
     axes[2].plot(lams, meta["expected_rank_factorised"], "kx", ms=7, label="#{σ_i > λ/2}")
     axes[2].set(xlabel="λ", ylabel="numerical rank", title="rank vs λ", ylim=(0, n + 2))
     axes[2].legend(loc="lower left", fontsize=6)
-    fig.suptitle(f"figL (proposal): full-rank teacher {n}×{n}, fresh batches, GD (η = {meta['lr']:g}); penalty (λ/2)‖·‖² per matrix", fontsize=9)
+    fig.suptitle(f"figL (proposal): full-rank teacher {n}×{n}, fresh batches, GD (η = "
+                 f"{meta['lr']:g}); penalty (λ/2)‖·‖² per matrix", fontsize=9)
     return fig
 
 
 NAMES = {"pv": "$P^hW_V^h$", "kq": "$W_K^{h\\top}W_Q^h$"}
-IMB = {"pv": "$\\|P^{h\\top}P^h - W_V^hW_V^{h\\top}\\|_F$", "kq": "$\\|W_K^hW_K^{h\\top} - W_Q^hW_Q^{h\\top}\\|_F$"}
+IMB = {"pv": "$\\|P^{h\\top}P^h - W_V^hW_V^{h\\top}\\|_F$",
+       "kq": "$\\|W_K^hW_K^{h\\top} - W_Q^hW_Q^{h\\top}\\|_F$"}
 
 
 def _fig2(df, meta):
@@ -160,11 +176,14 @@ def _fig2(df, meta):
     for product, c in (("pv", "tab:blue"), ("kq", "tab:orange")):
         s = summ[summ["product"] == product].sort_values("lam")
         ax.plot(s.lam, s.eff_rank, "o-", color=c, label=f"{NAMES[product]} eff. rank")
-        ax.plot(s.lam, s.rank_1e2, "s--", color=c, mfc="none", label=f"{NAMES[product]} rank@$10^{{-2}}$")
+        ax.plot(s.lam, s.rank_1e2, "s--", color=c, mfc="none",
+                label=f"{NAMES[product]} rank@$10^{{-2}}$")
         uns = s[~s.solved]
         ax.plot(uns.lam, uns.eff_rank, "x", color="k", ms=8)
     d_head = int(meta["model"]["d_head"])
-    ax.set(xlabel="λ (AdamW, attention matrices)", ylabel=f"rank, mean over heads (max {d_head})", ylim=(0, d_head + 1), title="(a) rank at the end vs λ")
+    ax.set(xlabel="λ (AdamW, attention matrices)",
+           ylabel=f"rank, mean over heads (max {d_head})", ylim=(0, d_head + 1),
+           title="(a) rank at the end vs λ")
     ax.legend(loc="lower left", fontsize=6)
     acc = summ[summ["product"] == "pv"].sort_values("lam")
     tw = ax.twinx()
@@ -179,8 +198,10 @@ def _fig2(df, meta):
             ax.semilogy(tr.index, tr[lam], color=col[lam], label=f"λ={lam:g}")
             if lam > 0:
                 t = tr.index.to_numpy()
-                ax.semilogy(t, tr[lam].iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam], ls=":", lw=0.8)
-        ax.set(xlabel="step", ylabel="imbalance, mean over heads", title=f"({'bc'[j]}) {IMB[product]}; dotted $e^{{-2\\eta\\lambda t}}$")
+                ax.semilogy(t, tr[lam].iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam],
+                            ls=":", lw=0.8)
+        ax.set(xlabel="step", ylabel="imbalance, mean over heads",
+               title=f"({'bc'[j]}) {IMB[product]}; dotted $e^{{-2\\eta\\lambda t}}$")
         ax.set_ylim(bottom=max(ax.get_ylim()[0], 1e-4))
         ax.legend(loc="lower left", fontsize=6)
     for j, product in enumerate(("pv", "kq")):
@@ -188,21 +209,27 @@ def _fig2(df, meta):
         tr = mean_trace(df, product, "gap")
         for lam in lams:
             ax.semilogy(tr.index, np.maximum(tr[lam], 1e-8), color=col[lam], label=f"λ={lam:g}")
-        ax.set(xlabel="step", ylabel="gap, mean over heads", title=f"({'de'[j]}) gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$ of {NAMES[product]}")
+        ax.set(xlabel="step", ylabel="gap, mean over heads",
+               title=f"({'de'[j]}) gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$ of {NAMES[product]}")
     ax = axes[1, 2]
     last = final_rows(df)
     last = last[last["product"] == "pv"]
     for lam in lams:
         S = np.stack([_spec(r, d_head) for _, r in last[last.lam == lam].iterrows()])
         S = S / S[:, :1]
-        ax.semilogy(np.arange(1, d_head + 1), np.median(S, axis=0), "o-", color=col[lam], ms=3, label=f"λ={lam:g}")
+        ax.semilogy(np.arange(1, d_head + 1), np.median(S, axis=0), "o-", color=col[lam], ms=3,
+                    label=f"λ={lam:g}")
     ax.axhline(1e-2, color="0.5", ls=":", lw=0.8)
-    ax.set(xlabel="index i", ylabel="$\\sigma_i/\\sigma_1$, median over heads", title=f"(f) final spectra of {NAMES['pv']}", ylim=(1e-5, 2))
+    ax.set(xlabel="index i", ylabel="$\\sigma_i/\\sigma_1$, median over heads",
+           title=f"(f) final spectra of {NAMES['pv']}", ylim=(1e-5, 2))
     ax.legend(loc="lower left", fontsize=6)
     task, model = meta["task"], meta["model"]
-    fig.suptitle(f"Fig 2: associative recall ({task['n_pairs']} pairs, vocab {task['vocab']}), {model['n_layers']}-layer attention-only "
-                 f"transformer (d={model['d_model']}, H={model['n_heads']}), AdamW lr {lr:g}, {int(df.step.max())} steps, "
-                 f"{meta['preset']} preset; ✕ = not solved (accuracy < {solved_acc:g})", fontsize=8.5)  # fmt: skip
+    fig.suptitle(f"Fig 2: associative recall ({task['n_pairs']} pairs, vocab {task['vocab']}), "
+                 f"{model['n_layers']}-layer attention-only "
+                 f"transformer (d={model['d_model']}, H={model['n_heads']}), AdamW lr {lr:g}, "
+                 f"{int(df.step.max())} steps, "
+                 f"{meta['preset']} preset; ✕ = not solved (accuracy < {solved_acc:g})",
+                 fontsize=8.5)  # fmt: skip
     return fig
 
 
@@ -215,7 +242,8 @@ def _lm_label(meta) -> str:
     m = meta["model"]
     c = meta.get("corpus", {})
     tok = c.get("tokenizer", {}).get("kind", "?")
-    return (f"GPT-2 LM {m['n_layer']}L×{m['n_head']}H, d={m['n_embd']}, ctx {m['ctx']}, {tok}-level vocab {c.get('vocab_size')}, "
+    return (f"GPT-2 LM {m['n_layer']}L×{m['n_head']}H, d={m['n_embd']}, ctx {m['ctx']}, "
+            f"{tok}-level vocab {c.get('vocab_size')}, "
             f"{meta['optimizer']['steps']} AdamW steps")  # fmt: skip
 
 
@@ -230,12 +258,15 @@ def _per_head_panel(ax, df, layer, product, lam_col="lam_sa"):
     for j, h in enumerate(heads):
         gh = g[g["head"] == h].set_index(lam_col).loc[lams]
         x = np.arange(len(lams)) - 0.4 + (j + 0.5) * w
-        ax.bar(x, gh.rank_1e2, width=w, color=cmap(j % 20), alpha=0.55, label=f"head {h}" if len(heads) <= 8 else None)
+        ax.bar(x, gh.rank_1e2, width=w, color=cmap(j % 20), alpha=0.55, label=f"head {h}"
+               if len(heads) <= 8 else None)
         ax.plot(x, gh.eff_rank, "k.", ms=3)
     ax.set_xticks(np.arange(len(lams)), [f"{x:g}" for x in lams])
-    ax.set(xlabel="λ_SA (attention weight decay)", ylabel="rank per head (bars rank@$10^{-2}$, dots eff. rank)")
+    ax.set(xlabel="λ_SA (attention weight decay)",
+           ylabel="rank per head (bars rank@$10^{-2}$, dots eff. rank)")
     n_seeds = d.seed.nunique()
-    ax.set_title(f"layer {layer}: {NAMES[product]}" + (f" (mean of {n_seeds} seeds)" if n_seeds > 1 else ""))
+    ax.set_title(f"layer {layer}: {NAMES[product]}"
+                 + (f" (mean of {n_seeds} seeds)" if n_seeds > 1 else ""))
 
 
 def _fig3(lm, lm_meta, vit, vit_meta):
@@ -253,12 +284,14 @@ def _fig3(lm, lm_meta, vit, vit_meta):
         ax = axes[2 + j]
         s = summ[summ["product"] == product].sort_values("lam_attn")
         ax.plot(s.lam_attn, s.eff_rank, "o-", color="tab:blue", label="effective rank")
-        ax.plot(s.lam_attn, s.rank_1e2, "s--", color="tab:orange", mfc="none", label="rank@$10^{-2}$")
+        ax.plot(s.lam_attn, s.rank_1e2, "s--", color="tab:orange", mfc="none",
+                label="rank@$10^{-2}$")
         uns = acc[acc < solved_acc]
         for lam in uns.index:
             ax.plot([lam], s.set_index("lam_attn").loc[[lam], "eff_rank"], "kx", ms=8)
         ax.set_xscale("symlog", linthresh=max(min([x for x in s.lam_attn if x > 0] or [1]), 1e-3))
-        ax.set(xlabel="λ_attn (attention weight decay)", ylabel=f"mean rank over heads and layers (max {d_head})", ylim=(0, d_head + 1))
+        ax.set(xlabel="λ_attn (attention weight decay)",
+               ylabel=f"mean rank over heads and layers (max {d_head})", ylim=(0, d_head + 1))
         ax.set_title(f"ViT: {NAMES[product]}")
         tw = ax.twinx()
         tw.plot(acc.index, acc.values, "d:", color="tab:green", ms=4)
@@ -268,10 +301,13 @@ def _fig3(lm, lm_meta, vit, vit_meta):
     axes[2].legend(loc="lower left", fontsize=6)
     vm = vit_meta["model"]
     lm_si, vit_si = _stand_in(lm_meta), _stand_in(vit_meta)
-    title = (f"Fig 3: weight decay on attention lowers the rank.  Left: {_lm_label(lm_meta)}, λ_MLP = {lm.lam_mlp.iloc[0]:g}, "
-             f"layer {layer}.  Right: ViT {vm['layers']}L×{vm['heads']}H, d={vm['hidden']}, {vm['tokens']} tokens; ✕ = accuracy < {solved_acc:g}")
+    title = (f"Fig 3: weight decay on attention lowers the rank.  Left: {_lm_label(lm_meta)}, "
+             f"λ_MLP = {lm.lam_mlp.iloc[0]:g}, "
+             f"layer {layer}.  Right: ViT {vm['layers']}L×{vm['heads']}H, d={vm['hidden']}, "
+             f"{vm['tokens']} tokens; ✕ = accuracy < {solved_acc:g}")
     if lm_si or vit_si:
-        title += f"\n[stand-ins: {lm_si or lm_meta['corpus']['name']}; {vit_si or vit_meta['dataset']}]"
+        lm_name, vit_name = lm_si or lm_meta["corpus"]["name"], vit_si or vit_meta["dataset"]
+        title += f"\n[stand-ins: {lm_name}; {vit_name}]"
     fig.suptitle(title, fontsize=8.5)
     return fig
 
@@ -286,7 +322,8 @@ def _figC(lm, meta):
             ax.set_ylim(0, meta["model"]["d_head"] + 1)
     axes[0, 0].legend(loc="upper right", fontsize=6)
     si = _stand_in(meta)
-    fig.suptitle(f"App. Fig. C: per-head rank in layers {', '.join(map(str, layers))}; {_lm_label(meta)}, λ_MLP = {lm.lam_mlp.iloc[0]:g}"
+    fig.suptitle(f"App. Fig. C: per-head rank in layers {', '.join(map(str, layers))}; "
+                 f"{_lm_label(meta)}, λ_MLP = {lm.lam_mlp.iloc[0]:g}"
                  + (f"\n[stand-in: {si}]" if si else ""), fontsize=8.5)  # fmt: skip
     return fig
 
@@ -303,15 +340,18 @@ def _table1(df, meta):
         for j in range(len(mlp)):
             m, sd = M.iat[i, j], S.iat[i, j]
             if np.isfinite(m):
-                ax.text(j, i, f"{m:.3f}" + (f"\n± {sd:.3f}" if np.isfinite(sd) else ""), ha="center", va="center", fontsize=7,
-                        color="white" if m > np.nanmean(M.to_numpy(float)) else "black")  # fmt: skip
+                ax.text(j, i, f"{m:.3f}" + (f"\n± {sd:.3f}" if np.isfinite(sd) else ""),
+                        ha="center", va="center", fontsize=7,
+                        color="white" if m > np.nanmean(M.to_numpy(float))
+                        else "black")  # fmt: skip
     ax.set_xticks(range(len(mlp)), [f"{x:g}" for x in mlp])
     ax.set_yticks(range(len(sa)), [f"{x:g}" for x in sa])
     ax.set(xlabel="λ_MLP", ylabel="λ_SA")
     ax.grid(False)
     fig.colorbar(im, ax=ax, label="validation perplexity")
     si = _stand_in(meta)
-    ax.set_title(f"Table 1: validation perplexity, mean ± std over {int(t['n'].max())} seeds\n({meta.get('preset')} preset"
+    ax.set_title(f"Table 1: validation perplexity, mean ± std over {int(t['n'].max())} "
+                 f"seeds\n({meta.get('preset')} preset"
                  + (f"; stand-in: {si.split(' (')[0]})" if si else ")"), fontsize=8)  # fmt: skip
     return fig
 
@@ -328,7 +368,8 @@ def _balance_scatter(ax, d, product):
     n = max(len(layers) - 1, 1)
     for i, layer in enumerate(layers):
         g = d[(d.layer == layer) & (d["product"] == product)]
-        ax.plot(g.frob_bound, g.nuclear, "o", ms=2.5, color=cmap(0.9 * i / n), label=f"layer {layer}" if len(layers) <= 12 else None)
+        ax.plot(g.frob_bound, g.nuclear, "o", ms=2.5, color=cmap(0.9 * i / n),
+                label=f"layer {layer}" if len(layers) <= 12 else None)
     g = d[d["product"] == product]
     hi = float(max(g.frob_bound.max(), g.nuclear.max())) * 1.05
     lo = float(min(g.frob_bound.min(), g.nuclear.min())) * 0.95
@@ -346,12 +387,15 @@ def _fig4(df, meta):
     axes[0].legend(loc="upper left", fontsize=5.5, ncol=2)
     ax = axes[2]
     for product, c in (("kq", "tab:blue"), ("pv", "tab:orange")):
-        ax.hist(pre[pre["product"] == product].ratio, bins=30, alpha=0.6, color=c, label=NAMES[product])
-    ax.set(xlabel="y / x = ‖ABᵀ‖$_*$ / ½(‖A‖² + ‖B‖²)", ylabel="heads", title="balance ratio (1 = balanced)")
+        ax.hist(pre[pre["product"] == product].ratio, bins=30, alpha=0.6, color=c,
+                label=NAMES[product])
+    ax.set(xlabel="y / x = ‖ABᵀ‖$_*$ / ½(‖A‖² + ‖B‖²)", ylabel="heads",
+           title="balance ratio (1 = balanced)")
     ax.legend(loc="upper left")
     arch = meta.get("architecture", {})
     si = meta.get("stand_in")
-    fig.suptitle(f"Fig 4: balance of pretrained attention, {meta.get('model_name')} ({arch.get('layers')} layers × {arch.get('heads')} heads)"
+    fig.suptitle(f"Fig 4: balance of pretrained attention, {meta.get('model_name')} "
+                 f"({arch.get('layers')} layers × {arch.get('heads')} heads)"
                  + (f"\n[stand-in: {si}]" if si else ""), fontsize=8.5)  # fmt: skip
     return fig
 
@@ -364,18 +408,23 @@ def _figB(df, meta):
     for j, product in enumerate(("kq", "pv")):
         ax = axes[j]
         layers = sorted(pre.layer.unique())
-        data = [pre[(pre.layer == layer) & (pre["product"] == product)].ratio.to_numpy() for layer in layers]
+        data = [pre[(pre.layer == layer) & (pre["product"] == product)].ratio.to_numpy()
+                for layer in layers]
         ax.boxplot(data, positions=layers, widths=0.6, showfliers=True, flierprops={"ms": 2})
-        ax.set(xlabel="layer", ylabel="y / x per head", title=f"{NAMES[product]}: balance ratio by layer")
+        ax.set(xlabel="layer", ylabel="y / x per head",
+               title=f"{NAMES[product]}: balance ratio by layer")
     if len(proxies):
         ax = axes[2]
         for (fam, product), g in proxies.groupby(["family", "product"]):
             med = g.groupby("lam").ratio.median()
-            ax.plot(med.index, med.values, "o-" if product == "kq" else "s--", label=f"{fam} {NAMES[product]}")
-        ax.set(xlabel="λ (AdamW weight decay of the proxy run)", ylabel="median y / x over heads", title="proxies trained with known λ")
+            ax.plot(med.index, med.values, "o-" if product == "kq" else "s--",
+                    label=f"{fam} {NAMES[product]}")
+        ax.set(xlabel="λ (AdamW weight decay of the proxy run)",
+               ylabel="median y / x over heads", title="proxies trained with known λ")
         ax.legend(loc="lower right", fontsize=6)
     si = meta.get("stand_in")
-    fig.suptitle(f"App. Fig. B: balance per layer of {meta.get('model_name')}" + (" and of the Fig 2 recall proxies" if len(proxies) else "")
+    fig.suptitle(f"App. Fig. B: balance per layer of {meta.get('model_name')}"
+                 + (" and of the Fig 2 recall proxies" if len(proxies) else "")
                  + (f"\n[stand-in: {si}]" if si else ""), fontsize=8.5)  # fmt: skip
     return fig
 

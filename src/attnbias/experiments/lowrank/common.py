@@ -1,0 +1,58 @@
+"""What every lowrank training job records: per-head rank and balance metrics of a trained
+attention model (spec §1.3–1.4; :func:`attnbias.metrics.rank.model_head_metrics`).
+
+For head h of layer l and each product (``kq`` = W_K^{hT}W_Q^h, ``pv`` = P^h W_V^h, written
+A Bᵀ): effective rank, numerical ranks at relative thresholds 10⁻² and 10⁻³, ‖ABᵀ‖_*, the
+Frobenius bound ½(‖A‖² + ‖B‖²) ≥ ‖ABᵀ‖_*, their gap and ratio, the imbalance ‖AᵀA − BᵀB‖_F and
+(optionally) the singular values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...metrics import rank as rk
+
+HEAD_COLUMNS = {
+    "layer": "attention layer, counted from 1",
+    "head": "head index within the layer",
+    "product": "kq = W_K^{hT}W_Q^h, pv = P^h W_V^h",
+    "eff_rank": "effective rank of the product",
+    "rank_1e2": "#{σ_i > 10⁻²σ₁}",
+    "rank_1e3": "#{σ_i > 10⁻³σ₁}",
+    "nuclear": "nuclear norm of the product",
+    "frob_bound": "½(‖A‖_F² + ‖B‖_F²) of its two factors",
+    "gap": "½(‖A‖² + ‖B‖²) − ‖ABᵀ‖_*",
+    "imbalance": "‖AᵀA − BᵀB‖_F (kq: W_KW_Kᵀ − W_QW_Qᵀ; pv: PᵀP − W_VW_Vᵀ)",
+    "ratio": "‖ABᵀ‖_* / (½‖A‖² + ½‖B‖²)",
+}
+
+
+def head_rows(model, step: int, with_spectra: bool) -> list[dict]:
+    """One row per (layer, head, product) of ``model`` at optimiser step ``step``: the metrics of
+    :data:`HEAD_COLUMNS` plus the singular values ``s1 … s_{d_h}`` (NaN unless ``with_spectra``)."""
+    mets = rk.model_head_metrics(model)
+    rows = []
+    for product, m in mets.items():
+        n_layers, n_heads = m["eff_rank"].shape
+        for li in range(n_layers):
+            for h in range(n_heads):
+                row = {
+                    "step": step,
+                    "layer": li + 1,
+                    "head": h,
+                    "product": product,
+                    "eff_rank": m["eff_rank"][li, h],
+                    "rank_1e2": m["rank@0.01"][li, h],
+                    "rank_1e3": m["rank@0.001"][li, h],
+                    "nuclear": m["nuclear"][li, h],
+                    "frob_bound": m["frob_bound"][li, h],
+                    "gap": m["gap"][li, h],
+                    "imbalance": m["imbalance"][li, h],
+                    "ratio": m["ratio"][li, h],
+                }
+                s = m["spectrum"][li, h]
+                for i, si in enumerate(s):
+                    row[f"s{i + 1}"] = si if with_spectra else np.nan
+                rows.append(row)
+    return rows

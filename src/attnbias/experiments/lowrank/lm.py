@@ -1,0 +1,293 @@
+"""Fig 3 (left), App. Fig. C and Table 1: GPT-2 language models (:mod:`attnbias.models.gpt2`)
+over a (λ_SA, λ_MLP) grid, one AdamW run per (λ_SA, λ_MLP, seed), then the plot-ready tables.
+
+λ_SA decays the attention matrices (c_attn = [W_Q|W_K|W_V], c_proj = P), λ_MLP the MLP matrices
+(decoupled: θ ← θ − lr·λ·θ, the penalty (λ/2)‖θ‖²).  Each run records the per-head rank/balance
+metrics of every layer at the end (:func:`~attnbias.experiments.lowrank.common.head_rows`) and the
+validation perplexity.  Corpora: the offline tweets (quick) or prepared Pile tokens (paper), both
+from :mod:`attnbias.data.text_lm`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import pandas as pd
+
+from .common import HEAD_COLUMNS, head_rows
+
+log = logging.getLogger("attnbias.lowrank")
+
+LM_COLUMNS = {
+    "lam_sa": (
+        "AdamW weight decay λ_SA on the attention matrices (c_attn = [W_Q|W_K|W_V], c_proj = P)"
+    ),
+    "lam_mlp": "AdamW weight decay λ_MLP on the MLP matrices (c_fc, c_proj of the MLP)",
+    "seed": "seed of the initialisation and of the window stream",
+    "step": "optimiser step at which the metrics were taken (the last)",
+    **HEAD_COLUMNS,
+    "val_loss": (
+        "validation next-token cross-entropy (nats per token) at the end of training (per run)"
+    ),
+    "val_ppl": "validation perplexity exp(val_loss) (per run)",
+    "train_loss": "mean training cross-entropy over the last epoch of updates (per run)",
+}
+
+
+def lm_corpus(
+    corpus: str,
+    tokenizer: str,
+    vocab_size: int,
+    min_count: int,
+    val_fraction: float,
+    token_dir: str | None,
+):
+    """The token streams of a run: the offline tweets (``tweets``) or prepared hub tokens
+    (``hub``)."""
+    from ...data import text_lm
+
+    if corpus == "tweets":
+        return text_lm.tweet_corpus(
+            tokenizer, vocab_size=vocab_size, min_count=min_count, val_fraction=val_fraction
+        )
+    if corpus == "hub":
+        return text_lm.load_token_dir(token_dir)
+    raise ValueError(f"unknown corpus {corpus!r} (tweets or hub)")
+
+
+def train_lm(
+    lam_sa: float,
+    lam_mlp: float,
+    seed: int,
+    corpus: str,
+    tokenizer: str,
+    n_layer: int,
+    n_head: int,
+    n_embd: int,
+    ctx: int,
+    batch_size: int,
+    steps: int,
+    steps_per_epoch: int,
+    lr: float,
+    betas: list[float],
+    eps: float,
+    warmup_steps: int,
+    final_lr_frac: float,
+    grad_clip: float | None,
+    val_windows: int,
+    single_pass: bool,
+    vocab_size: int = 512,
+    min_count: int = 50,
+    val_fraction: float = 0.1,
+    token_dir: str | None = None,
+    grad_accum: int = 1,
+    pad_vocab_to: int = 1,
+    compile: bool = False,
+    source: str | None = None,
+    train_tokens: int | None = None,
+    val_tokens: int | None = None,
+    checkpoint=None,
+    metrics_log=None,
+    accelerator: str = "auto",
+    progress: bool = False,
+):
+    """Train one GPT-2 LM with AdamW (λ_SA on attention, λ_MLP on MLP matrices) on token windows
+    from the engine's online source, then record per-head rank/balance metrics of every layer and
+    the validation perplexity.  Returns ``{"run": (df, meta)}``."""
+    import torch
+
+    from ...data.text_lm import WindowSampler, eval_windows
+    from ...models.gpt2 import build_gpt2, eval_lm_loss, flops_per_token, gpt2_param_groups, lm_loss
+    from ...train import TrainConfig, fit, resolve_device
+
+    t0 = time.perf_counter()
+    device = resolve_device(accelerator)
+    data = lm_corpus(corpus, tokenizer, vocab_size, min_count, val_fraction, token_dir)
+    model = build_gpt2(
+        data.vocab_size,
+        ctx,
+        n_embd,
+        n_layer,
+        n_head,
+        data.eos_id,
+        seed=seed,
+        pad_vocab_to=pad_vocab_to,
+    )
+    sampler = WindowSampler(data.train, ctx, batch_size, seed, single_pass=single_pass)
+    val = torch.from_numpy(eval_windows(data.val, ctx, val_windows))
+    use_bf16 = device.type == "cuda"
+
+    def on_epoch_end(m, epoch):
+        vl = eval_lm_loss(
+            m, val, batch_size=max(1, batch_size // grad_accum), device=device, bf16=use_bf16
+        )
+        log.info(
+            "λ_SA=%g λ_MLP=%g seed=%d epoch %d: validation loss %.4f",
+            lam_sa,
+            lam_mlp,
+            seed,
+            epoch,
+            vl,
+        )
+        return {"val_loss": vl}
+
+    if steps % steps_per_epoch:
+        raise ValueError(
+            f"steps ({steps}) must be a multiple of steps_per_epoch ({steps_per_epoch})"
+        )
+    cfg = TrainConfig(
+        epochs=steps // steps_per_epoch,
+        batch_size=batch_size,
+        lr=lr,
+        optimizer="adamw",
+        seed=seed,
+        steps_per_epoch=steps_per_epoch,
+        compile=compile,
+        schedule="cosine",
+        warmup_steps=warmup_steps,
+        final_lr_frac=final_lr_frac,
+        grad_clip=grad_clip,
+        grad_accum=grad_accum,
+        extra={
+            "betas": tuple(betas),
+            "eps": eps,
+            **({"fused": True} if device.type == "cuda" else {}),
+        },
+    )
+    history = fit(
+        model,
+        None,
+        lm_loss,
+        cfg,
+        device,
+        checkpoint=checkpoint,
+        metrics_log=metrics_log,
+        on_epoch_end=on_epoch_end,
+        param_groups=gpt2_param_groups(model, lam_sa, lam_mlp),
+        image_key=None,
+        progress=progress,
+        batch_fn=sampler,
+    )
+    val_loss = float(history[-1]["val_loss"])
+    rows = head_rows(model, steps, True)
+    df = pd.DataFrame(rows)
+    for k, v in (("seed", seed), ("lam_mlp", float(lam_mlp)), ("lam_sa", float(lam_sa))):
+        df.insert(0, k, v)
+    df["val_loss"] = val_loss
+    df["val_ppl"] = math.exp(val_loss)
+    df["train_loss"] = float(history[-1]["train_loss"])
+    train_s = sum(float(h.get("epoch_seconds", 0.0)) for h in history)
+    tokens = steps * batch_size * ctx
+    d_head = n_embd // n_head
+    meta = {
+        "lam_sa": lam_sa,
+        "lam_mlp": lam_mlp,
+        "seed": seed,
+        "val_loss": val_loss,
+        "val_ppl": math.exp(val_loss),
+        "device": str(device),
+        "wall_s": time.perf_counter() - t0,
+        "train_s": train_s,
+        "tokens": tokens,
+        "tokens_per_s": tokens / train_s if train_s > 0 else None,
+        "flops_per_token": flops_per_token(model, ctx),
+        "corpus": {
+            "name": data.name,
+            "stand_in": data.stand_in,
+            "tokenizer": data.tokenizer,
+            "vocab_size": data.vocab_size,
+            "eos_id": data.eos_id,
+            **data.info,
+        },
+        "model": {
+            "class": "transformers.GPT2LMHeadModel",
+            "n_layer": n_layer,
+            "n_head": n_head,
+            "n_embd": n_embd,
+            "d_head": d_head,
+            "ctx": ctx,
+            "parameters": sum(p.numel() for p in model.parameters()),
+        },
+        "optimizer": {
+            "name": "AdamW",
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "schedule": "cosine",
+            "warmup_steps": warmup_steps,
+            "final_lr_frac": final_lr_frac,
+            "grad_clip": grad_clip,
+            "batch_size": batch_size,
+            "grad_accum": grad_accum,
+            "steps": steps,
+            "decay": {
+                "attn": "c_attn, c_proj weights",
+                "mlp": "c_fc, c_proj weights",
+                "none": "biases, LayerNorms, wte (tied), wpe",
+            },
+        },
+        "history": [{k: v for k, v in h.items()} for h in history],
+        "columns": dict(
+            LM_COLUMNS,
+            **{f"s{i + 1}": f"singular value {i + 1} of the product" for i in range(d_head)},
+        ),
+    }
+    log.info(
+        "λ_SA=%g λ_MLP=%g seed=%d: validation perplexity %.3f (%.0f s)",
+        lam_sa,
+        lam_mlp,
+        seed,
+        math.exp(val_loss),
+        meta["wall_s"],
+    )
+    return {"run": (df, meta)}
+
+
+def gather_lm(
+    parts: list[str],
+    preset: str,
+    layers_fig3: list[int],
+    layers_figC: list[int],
+    grid: dict | None = None,
+):
+    """Concatenate per-run LM tables (one per (λ_SA, λ_MLP, seed)) into one plot-ready table;
+    ``grid`` (Table 1: the λ_SA, λ_MLP and seed lists) is recorded for the completeness check."""
+    from ...io import load_data
+
+    frames, runs = [], []
+    for path in parts:
+        df, meta = load_data(path)
+        frames.append(df)
+        runs.append(
+            {
+                k: meta[k]
+                for k in (
+                    "lam_sa",
+                    "lam_mlp",
+                    "seed",
+                    "val_loss",
+                    "val_ppl",
+                    "device",
+                    "wall_s",
+                    "tokens_per_s",
+                )
+            }
+        )
+    df = pd.concat(frames, ignore_index=True).sort_values(
+        ["lam_mlp", "lam_sa", "seed", "product", "layer", "head"], kind="stable"
+    )
+    first = load_data(parts[0])[1]
+    meta = {
+        "preset": preset,
+        "layers_fig3": list(layers_fig3),
+        "layers_figC": list(layers_figC),
+        "grid": grid,
+        "runs": runs,
+        "corpus": first["corpus"],
+        "model": first["model"],
+        "optimizer": first["optimizer"],
+        "columns": first["columns"],
+    }
+    return df.reset_index(drop=True), meta
