@@ -11,7 +11,7 @@ import torch
 from conftest import BIN, ci_configfiles, copy_workflow, snakemake_cmd
 
 TARGET = "results/data/maxmargin/fig7.csv"
-CKPT = "results/scratch/maxmargin_train_vit/quick/checkpoint.pt"
+CKPT = "results/scratch/maxmargin_vit_train/quick/checkpoint.pt"
 
 
 def _checkpoint_epoch(path):
@@ -44,7 +44,7 @@ def test_sigkill_then_resume_matches_uninterrupted(tmp_path):
     assert snakemake_cmd("--unlock", *args[2:], cwd=killed).returncode == 0
     res = snakemake_cmd(*args, "--rerun-incomplete", cwd=killed, timeout=900)
     assert res.returncode == 0, res.stderr[-4000:]
-    log = (killed / "results/logs/maxmargin_train_vit.log").read_text()
+    log = (killed / "results/logs/maxmargin_vit_train.log").read_text()
     assert f"resumed from {CKPT} at epoch {epoch_at_kill}" in log
     assert not (killed / CKPT).exists()  # a finished run's checkpoint is dropped (no stale resume)
 

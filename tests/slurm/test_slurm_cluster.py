@@ -17,7 +17,7 @@ the reason.  Deselect them with ``-m "not slurm"``.
 
 Every executor run is wrapped in ``timeout -k 10``: a wrong status command hangs forever (§5.4).
 The training rule is a parameter (``TRAIN_RULE``: the environment variable
-``ATTNBIAS_SLURM_TRAIN_RULE``, else ``maxmargin_train_vit`` once the CI config has tiny ViT
+``ATTNBIAS_SLURM_TRAIN_RULE``, else ``maxmargin_vit_train`` once the CI config has tiny ViT
 settings, else ``lowrank_fig2_train``); its first job in the DAG of ``all`` under the CI configs
 runs, on one thread, and its CSV must equal the local run's.
 """
@@ -51,7 +51,7 @@ def _default_train_rule() -> str:
     """The maxmargin ViT once tests/config/ci_maxmargin.yaml gives it tiny CI settings (a `vit`
     section), else the lowrank associative-recall training (about 20 s on one core)."""
     ci = yaml.safe_load((ROOT / "tests" / "config" / "ci_maxmargin.yaml").read_text()) or {}
-    return "maxmargin_train_vit" if "vit" in (ci.get("maxmargin") or {}) else "lowrank_fig2_train"
+    return "maxmargin_vit_train" if "vit" in (ci.get("maxmargin") or {}) else "lowrank_fig2_train"
 
 
 # The torch training rule whose first job (in the DAG of `all` under the CI configs) runs on the

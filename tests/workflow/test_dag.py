@@ -61,7 +61,7 @@ def test_precomputed_quick_trains_on_cpu():
     """Quick-preset GPU figures are CPU runs: precomputed changes nothing there."""
     res = snakemake_cmd("-n", "--cores", "1", "--nolock", "gpu_figures", "--forceall", "--config", "gpu_results=precomputed")
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "maxmargin_train_vit" in res.stdout
+    assert "maxmargin_vit_train" in res.stdout
 
 
 def test_precomputed_paper_without_committed_results_is_a_clear_error():
@@ -80,7 +80,7 @@ def test_precomputed_paper_copies_committed_results(tmp_path):
         (pc / f).write_text("")
     res = snakemake_cmd("-n", "--cores", "1", "results/data/maxmargin/fig7.csv", "--config", "scale=paper", "gpu_results=precomputed", cwd=d)
     assert res.returncode == 0, res.stdout[-3000:]
-    assert "maxmargin_precomputed_vit" in res.stdout and "maxmargin_train_vit" not in res.stdout
+    assert "maxmargin_precomputed_vit" in res.stdout and "maxmargin_vit_train" not in res.stdout
 
 
 def test_ci_config_is_schema_valid():

@@ -258,6 +258,12 @@ def scratch(paper, name, filename):
     return path
 
 
+def analysis_code(paper):
+    """The analysis module a paper's claims and plots share (src/attnbias/analysis/), if any."""
+    path = Path(workflow.basedir) / "src" / "attnbias" / "analysis" / f"{paper}.py"
+    return [f"src/attnbias/analysis/{paper}.py"] if path.exists() else []
+
+
 def figure_outputs(paper, fig):
     return [f"results/figures/{paper}/{fig}.pdf", f"results/figures/{paper}/{fig}.png"]
 

@@ -82,7 +82,7 @@ def _fr_downloads(fig):
         out.append(
             register_download(
                 "fastrates",
-                "model_" + block["model"].replace("/", "_"),
+                block["model"].rsplit("/", 1)[-1],
                 "data.hub.fetch_assets",
                 {"kind": "model", "names": [block["model"]]},
                 runtime=60,

@@ -141,7 +141,11 @@ for (_paper, _fig), _f in FIGURES.items():
             f"{_paper}_check_{_fig}"
         input:
             data=_f["data"],
-            code=[f"src/attnbias/claims/{_paper}.py", "src/attnbias/claims/core.py"],
+            code=[
+                f"src/attnbias/claims/{_paper}.py",
+                "src/attnbias/claims/core.py",
+                *analysis_code(_paper),
+            ],
         output:
             claims=claim_file(_paper, _fig),
         log:
@@ -165,6 +169,7 @@ for (_paper, _fig), _f in FIGURES.items():
             code=[
                 f"src/attnbias/plotting/{_paper}.py",
                 "src/attnbias/plotting/style.py",
+                *analysis_code(_paper),
             ],
         output:
             pdf=f"results/figures/{_paper}/{_fig}.pdf",

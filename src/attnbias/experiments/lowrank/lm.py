@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from pathlib import Path
 
 import pandas as pd
 
@@ -82,6 +83,7 @@ def train_lm(
     min_count: int = 50,
     val_fraction: float = 0.1,
     token_dir: str | None = None,
+    tokens: str | None = None,
     grad_accum: int = 1,
     pad_vocab_to: int = 1,
     compile: bool = False,
@@ -95,7 +97,11 @@ def train_lm(
 ):
     """Train one GPT-2 LM with AdamW (λ_SA on attention, λ_MLP on MLP matrices) on token windows
     from the engine's online source, then record per-head rank/balance metrics of every layer and
-    the validation perplexity.  Returns ``{"run": (df, meta)}``."""
+    the validation perplexity.  Returns ``{"run": (df, meta)}``.
+
+    Hub tokens (``corpus="hub"``) are read from ``token_dir``, or from the folder beside the
+    marker ``tokens`` written by the download rule (results/downloads/lowrank/pile.csv ->
+    results/downloads/lowrank/pile/)."""
     import torch
 
     from ...data.text_lm import WindowSampler, eval_windows
@@ -104,6 +110,8 @@ def train_lm(
 
     t0 = time.perf_counter()
     device = resolve_device(accelerator)
+    if token_dir is None and tokens:
+        token_dir = str(Path(tokens).with_suffix(""))
     data = lm_corpus(corpus, tokenizer, vocab_size, min_count, val_fraction, token_dir)
     model = build_gpt2(
         data.vocab_size,
