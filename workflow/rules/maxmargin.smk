@@ -3,7 +3,7 @@
 # under `maxmargin:` in config.yaml, schema workflow/schemas/maxmargin.schema.yaml.
 
 _MM_CODE = [
-    "experiments/maxmargin.py",
+    "experiments/maxmargin/synthetic.py",
     "models/attention.py",
     "models/prompt.py",
     "optim/fullbatch.py",
@@ -85,11 +85,12 @@ else:
             code=[
                 f"src/attnbias/{m}"
                 for m in (
-                    "experiments/maxmargin.py",
+                    "experiments/maxmargin/vit.py",
                     "train/engine.py",
                     "train/augment.py",
                     "models/vit.py",
                     "data/images.py",
+                    "metrics/core.py",
                 )
             ],
             dataset=(
