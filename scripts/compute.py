@@ -1,4 +1,5 @@
-"""Compute rule entry point: run attnbias.experiments.<func>(**settings) and save plot-ready data."""
+"""Compute rule entry point: run attnbias.experiments.<func>(**settings) and save the
+plot-ready data."""
 
 from attnbias.workflow import limit_threads, resolve, rule_logging
 

@@ -15,9 +15,18 @@ torch.set_num_threads(snakemake.threads)  # noqa: F821
 
 with rule_logging(snakemake) as log:  # noqa: F821
     p = snakemake.params  # noqa: F821
-    log.info("training %s with %s (preset %s), checkpoint %s", p.func, dict(p.settings), p.preset, p.checkpoint)
+    log.info(
+        "training %s with %s (preset %s), checkpoint %s",
+        p.func,
+        dict(p.settings),
+        p.preset,
+        p.checkpoint,
+    )
     tables = resolve("attnbias.experiments", p.func)(
-        **dict(p.settings), checkpoint=p.checkpoint, metrics_log=p.metrics_log, accelerator=p.accelerator
+        **dict(p.settings),
+        checkpoint=p.checkpoint,
+        metrics_log=p.metrics_log,
+        accelerator=p.accelerator,
     )
     for name, (df, meta) in tables.items():
         meta.setdefault("settings", dict(p.settings))
