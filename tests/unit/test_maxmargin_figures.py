@@ -85,3 +85,14 @@ def test_fig9_study_small():
     assert not df.qp_failed.any()
     for fig in ("fig9a", "fig9b", "fig10"):
         assert_all_pass(checks.check(fig, (df, meta)))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [f"compute_fig{k}" for k in (1, 2, 3, 4, 5, 8, 9)] + ["train_vit"],
+)
+def test_job_functions_resolve(name):
+    """The rules' ``func`` names resolve through the package's re-exports."""
+    from attnbias.workflow import resolve
+
+    assert resolve("attnbias.experiments", f"maxmargin.{name}") is getattr(mm, name)

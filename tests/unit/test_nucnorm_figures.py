@@ -111,3 +111,12 @@ def test_checks_can_fail(computed):
     bad5 = df5.copy()
     bad5["rank_nuc"] = bad5["rank_frob"]
     assert not next(c for c in check("p5", (bad5, meta5)) if c.id == "rank_order").passed
+
+
+@pytest.mark.parametrize("fig", ["p1", "p2", "p3", "p4", "p5"])
+def test_job_functions_resolve(fig):
+    """The rules' ``func`` names resolve through the package's re-exports."""
+    from attnbias.workflow import resolve
+
+    func = resolve("attnbias.experiments", f"nucnorm.compute_{fig}")
+    assert func is getattr(nx, f"compute_{fig}")
