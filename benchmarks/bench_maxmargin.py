@@ -36,9 +36,15 @@ def main():
     print(f"{'computation':<28}{'wall [s]':>10}")
     for g, dt in rows:
         print(f"{g:<28}{dt:>10.2f}")
-    print(f"{'Figs 1-5, 8 together':<28}{total:>10.2f}   target <= 30 s  {'OK' if total <= 30 else 'OVER'}")
+    print(
+        f"{'Figs 1-5, 8 together':<28}{total:>10.2f}   target <= 30 s  "
+        f"{'OK' if total <= 30 else 'OVER'}"
+    )
     n = len(df)
-    print(f"{'Fig 9/10 study':<28}{t9:>10.2f}   target <= 60 s  {'OK' if t9 <= 60 else 'OVER'}  ({n} trials, 1 thread)")
+    print(
+        f"{'Fig 9/10 study':<28}{t9:>10.2f}   target <= 60 s  {'OK' if t9 <= 60 else 'OVER'}  "
+        f"({n} trials, 1 thread)"
+    )
 
 
 if __name__ == "__main__":

@@ -3,9 +3,9 @@
     python benchmarks/bench_nucnorm.py [p1 p2 ...]
 
 Times each ``compute_<fig>`` of :mod:`attnbias.experiments.nucnorm` with the settings of
-``config.yaml`` (schema defaults filled in) and prints a table: wall and CPU time, recorded rows and the
-figure's workload (runs and update counts; instance selection, whose premise runs add a few
-thousand updates per candidate seed, is included in the time).  Threads are pinned to one before
+``config.yaml`` (schema defaults filled in) and prints a table: wall and CPU time, recorded rows
+and the figure's workload (runs and update counts; instance selection, whose premise runs add a
+few thousand updates per candidate seed, is included in the time).  Threads are pinned to one before
 numpy is imported.
 """
 
@@ -30,7 +30,10 @@ TARGET_S = 300.0
 def workload(fig: str, s: dict) -> str:
     """What the figure computes, in words (from its settings)."""
     if fig == "p1":
-        return f"{len(s['instances'])} instances x 2 models x {s['steps']} steps + eta check {s['eta_check_steps']}"
+        return (
+            f"{len(s['instances'])} instances x 2 models x {s['steps']} steps"
+            f" + eta check {s['eta_check_steps']}"
+        )
     if fig == "p2":
         return f"{len(s['seeds'])} instances (batched) x 2 models x {s['steps']} steps"
     if fig == "p3":
@@ -54,7 +57,10 @@ def main(figures):
         cpu_total += dc
         print(f"{fig:<8}{dt:>10.2f}{dc:>10.2f}{len(df):>8}  {workload(fig, cfg[fig])}", flush=True)
     verdict = "OK" if total <= TARGET_S else "OVER"
-    print(f"{'total':<8}{total:>10.2f}{cpu_total:>10.2f}          target <= {TARGET_S:g} s wall  {verdict}  (1 thread)")
+    print(
+        f"{'total':<8}{total:>10.2f}{cpu_total:>10.2f}          target <= {TARGET_S:g} s wall  "
+        f"{verdict}  (1 thread)"
+    )
     print("(wall > cpu means the core was shared with other processes)")
 
 

@@ -17,10 +17,18 @@ import time
 import torch
 import yaml
 
-PEAK_BF16 = {"H100 80GB HBM3": 989e12, "H100 PCIe": 756e12, "H100": 989e12, "H200": 989e12, "A100": 312e12}
+PEAK_BF16 = {
+    "H100 80GB HBM3": 989e12,
+    "H100 PCIe": 756e12,
+    "H100": 989e12,
+    "H200": 989e12,
+    "A100": 312e12,
+}
 
 
-def vit_forward_flops(image: int, patch: int, channels: int, hidden: int, layers: int, mlp: int, classes: int) -> float:
+def vit_forward_flops(
+    image: int, patch: int, channels: int, hidden: int, layers: int, mlp: int, classes: int
+) -> float:
     n = (image // patch) ** 2 + 1
     embed = 2 * (image // patch) ** 2 * (patch * patch * channels) * hidden
     per_layer = 2 * n * hidden * 4 * hidden + 2 * 2 * n * n * hidden + 2 * 2 * n * hidden * mlp
@@ -55,7 +63,16 @@ def main():
     channels = 3 if s["dataset"] == "cifar10" else 1
     if gpu:
         torch.backends.cuda.matmul.allow_tf32 = True
-    model = build_vit(s["image_size"], s["patch_size"], channels, s["hidden"], s["layers"], s["heads"], s["mlp"], 10)
+    model = build_vit(
+        s["image_size"],
+        s["patch_size"],
+        channels,
+        s["hidden"],
+        s["layers"],
+        s["heads"],
+        s["mlp"],
+        10,
+    )
     n_data = batch * steps
     x = torch.randn(min(n_data, 50_000), channels, s["image_size"], s["image_size"])
     y = torch.randint(0, 10, (len(x),))
@@ -63,24 +80,43 @@ def main():
     def loss_fn(m, b):
         return torch.nn.functional.cross_entropy(m(pixel_values=b["x"]).logits.float(), b["y"]), {}
 
-    cfg = TrainConfig(epochs=2, batch_size=batch, lr=s["lr"], optimizer=s["optimizer"], momentum=s["momentum"],
-                      steps_per_epoch=steps, augment_pad=s["augment_pad"], augment_flip=s["augment_flip"],
-                      compile=args.compile)  # fmt: skip
+    cfg = TrainConfig(
+        epochs=2,
+        batch_size=batch,
+        lr=s["lr"],
+        optimizer=s["optimizer"],
+        momentum=s["momentum"],
+        steps_per_epoch=steps,
+        augment_pad=s["augment_pad"],
+        augment_flip=s["augment_flip"],
+        compile=args.compile,
+    )
     t0 = time.perf_counter()
     hist = fit(model, {"x": x, "y": y}, loss_fn, cfg, device, progress=False)
     if gpu:
         torch.cuda.synchronize()
     sec = hist[-1]["epoch_seconds"]  # epoch 2: after warm-up / compilation
     ips = steps * batch / sec
-    flops = 3 * vit_forward_flops(s["image_size"], s["patch_size"], channels, s["hidden"], s["layers"], s["mlp"], 10)
+    flops = 3 * vit_forward_flops(
+        s["image_size"], s["patch_size"], channels, s["hidden"], s["layers"], s["mlp"], 10
+    )
     peak = peak_flops(device)
     name = torch.cuda.get_device_name(device) if gpu else f"CPU ({torch.get_num_threads()} threads)"
-    print(f"device: {name}   preset: {args.preset}   batch {batch}   steps/epoch {steps}   compile {args.compile}")
-    print(f"throughput: {ips:.1f} images/s   ({flops / 1e9:.1f} GFLOP per training image, {flops * ips / 1e12:.2f} TFLOP/s)")
+    print(
+        f"device: {name}   preset: {args.preset}   batch {batch}   steps/epoch {steps}   compile "
+        f"{args.compile}"
+    )
+    print(
+        f"throughput: {ips:.1f} images/s   ({flops / 1e9:.1f} GFLOP per training image, "
+        f"{flops * ips / 1e12:.2f} TFLOP/s)"
+    )
     if peak:
         mfu = flops * ips / peak
         epoch_h = 50_000 / ips / 3600
-        print(f"MFU: {100 * mfu:.1f} % of {peak / 1e12:.0f} TFLOP/s bf16   -> 400 epochs of CIFAR-10: {400 * epoch_h:.2f} h")
+        print(
+            f"MFU: {100 * mfu:.1f} % of {peak / 1e12:.0f} TFLOP/s bf16   -> 400 epochs of "
+            f"CIFAR-10: {400 * epoch_h:.2f} h"
+        )
     print(f"(total wall incl. warm-up {time.perf_counter() - t0:.1f} s)")
 
 

@@ -27,27 +27,42 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cores", default="2")
     ap.add_argument("--target", default="all")
-    ap.add_argument("--estimate", action="store_true", help="summarise an existing run's benchmark files")
+    ap.add_argument(
+        "--estimate", action="store_true", help="summarise an existing run's benchmark files"
+    )
     ap.add_argument("--results", default=str(ROOT / "results"))
     args = ap.parse_args()
     if args.estimate:
         rows = _benchmarks(Path(args.results))
         cpu = sum(r[3] for r in rows)
-        print(f"{len(rows)} jobs: total CPU time {cpu:.0f} s -> >= {cpu / int(args.cores) / 60:.1f} min wall on {args.cores} idle cores (target <= 15 min)")
+        print(
+            f"{len(rows)} jobs: total CPU time {cpu:.0f} s -> >= {cpu / int(args.cores) / 60:.1f} "
+            f"min wall on {args.cores} idle cores (target <= 15 min)"
+        )
         _table(rows)
         return
     with tempfile.TemporaryDirectory() as tmp:
         dest = Path(tmp) / "attnbias"
-        shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(".venv", "results", ".snakemake", ".git"))
+        shutil.copytree(
+            ROOT, dest, ignore=shutil.ignore_patterns(".venv", "results", ".snakemake", ".git")
+        )
         snakemake = Path(sys.executable).parent / "snakemake"
         t0 = time.perf_counter()
-        res = subprocess.run([str(snakemake), "--cores", args.cores, args.target], cwd=dest, capture_output=True, text=True)
+        res = subprocess.run(
+            [str(snakemake), "--cores", args.cores, args.target],
+            cwd=dest,
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - t0
         if res.returncode:
             print(res.stderr[-4000:])
             raise SystemExit(res.returncode)
         rows = _benchmarks(dest / "results")
-    print(f"snakemake --cores {args.cores} {args.target}: {wall:.1f} s wall   target <= 900 s  {'OK' if wall <= 900 else 'OVER'}")
+    print(
+        f"snakemake --cores {args.cores} {args.target}: {wall:.1f} s wall   target <= 900 s  "
+        f"{'OK' if wall <= 900 else 'OVER'}"
+    )
     _table(rows)
 
 
@@ -55,9 +70,18 @@ def _benchmarks(results: Path) -> list[tuple]:
     rows = []
     for f in (results / "benchmarks").rglob("*.tsv"):
         b = pd.read_csv(f, sep="\t")
-        cpu = float(pd.to_numeric(b.get("cpu_time", pd.Series([0.0])), errors="coerce").fillna(0.0).iloc[0])
+        cpu = float(
+            pd.to_numeric(b.get("cpu_time", pd.Series([0.0])), errors="coerce").fillna(0.0).iloc[0]
+        )
         name = str(f.relative_to(results / "benchmarks").with_suffix(""))
-        rows.append((name, float(b["s"].iloc[0]), float(pd.to_numeric(b["max_rss"], errors="coerce").fillna(0).iloc[0]), cpu))
+        rows.append(
+            (
+                name,
+                float(b["s"].iloc[0]),
+                float(pd.to_numeric(b["max_rss"], errors="coerce").fillna(0).iloc[0]),
+                cpu,
+            )
+        )
     return rows
 
 

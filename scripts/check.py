@@ -12,4 +12,6 @@ with rule_logging(snakemake) as log:  # noqa: F821
     preset = data[0][1].get("provenance", {}).get("preset")
     write_claims(snakemake.output.claims, p.paper, p.figure, preset, claims)  # noqa: F821
     for c in claims:
-        log.info("%s %s: %s (threshold %s)", "PASS" if c.passed else "FAIL", c.id, c.value, c.threshold)
+        log.info(
+            "%s %s: %s (threshold %s)", "PASS" if c.passed else "FAIL", c.id, c.value, c.threshold
+        )

@@ -1,2 +1,3 @@
 """attnbias: the science behind the implicit-bias-of-attention reproductions."""
+
 __version__ = "0.1.0"

@@ -28,7 +28,16 @@ def jsonable(x):
     return x
 
 
-_PACKAGES = ("numpy", "scipy", "torch", "cvxopt", "pandas", "matplotlib", "transformers", "attnbias")
+_PACKAGES = (
+    "numpy",
+    "scipy",
+    "torch",
+    "cvxopt",
+    "pandas",
+    "matplotlib",
+    "transformers",
+    "attnbias",
+)
 
 
 def provenance(preset: str | None = None) -> dict:
@@ -45,7 +54,12 @@ def provenance(preset: str | None = None) -> dict:
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         sha = ""
-    return {"preset": preset, "python": platform.python_version(), "packages": versions, "git_sha": sha or None}
+    return {
+        "preset": preset,
+        "python": platform.python_version(),
+        "packages": versions,
+        "git_sha": sha or None,
+    }
 
 
 def sidecar(csv_path) -> Path:

@@ -16,7 +16,9 @@ from conftest import BIN, ROOT, snakemake_cmd, workflow_copy
 
 PROFILES = {p.parent.name: p for p in sorted((ROOT / "profiles").glob("*/config.yaml"))}
 
-_spec = importlib.util.spec_from_file_location("resource_table", ROOT / "benchmarks" / "resource_table.py")
+_spec = importlib.util.spec_from_file_location(
+    "resource_table", ROOT / "benchmarks" / "resource_table.py"
+)
 resource_table = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(resource_table)
 
@@ -28,7 +30,9 @@ def test_both_profiles_exist():
 
 @pytest.fixture(scope="module")
 def cli_options():
-    res = subprocess.run([str(BIN / "snakemake"), "--help"], capture_output=True, text=True, cwd=ROOT)
+    res = subprocess.run(
+        [str(BIN / "snakemake"), "--help"], capture_output=True, text=True, cwd=ROOT
+    )
     assert res.returncode == 0
     return set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", res.stdout))
 
@@ -63,7 +67,9 @@ def test_slurm_profile_shape():
     assert prof["executor"] == "slurm"
     assert prof["slurm-status-command"] == "squeue"
     assert prof["retries"] >= 1 and prof["rerun-incomplete"] and prof["keep-going"]
-    assert {"slurm_account", "slurm_partition", "runtime", "mem_mb"} <= set(prof["default-resources"])
+    assert {"slurm_account", "slurm_partition", "runtime", "mem_mb"} <= set(
+        prof["default-resources"]
+    )
     assert 3 * prof["slurm-init-seconds-before-status-checks"] <= 300  # Slurm's default MinJobAge
     from snakemake_executor_plugin_slurm.partitions import read_partition_file
 
@@ -98,12 +104,15 @@ def test_slurm_profile_covers_every_gpu_rule(paper_jobs):
     prof = yaml.safe_load(PROFILES["slurm"].read_text())["set-resources"]
     missing = sorted(gpu_rules - set(prof))
     assert not missing, (
-        f"GPU rules without cluster resources in profiles/slurm/config.yaml (set-resources): {missing}; "
+        "GPU rules without cluster resources in profiles/slurm/config.yaml (set-resources): "
+        f"{missing}; "
         "add slurm_partition, gpu, cpus_per_gpu, mem_mb, runtime and gpu_mem_mb for each"
     )
     for rule in gpu_rules:
         entry = prof[rule]
-        assert {"slurm_partition", "cpus_per_gpu", "mem_mb", "runtime", "gpu_mem_mb"} <= set(entry), rule
+        assert {"slurm_partition", "cpus_per_gpu", "mem_mb", "runtime", "gpu_mem_mb"} <= set(
+            entry
+        ), rule
         assert "gpu" in entry or "gres" in entry, rule
 
 
@@ -159,7 +168,9 @@ def test_default_profile_runs_one_gpu_job_at_a_time(tmp_path):
     res = snakemake_cmd("--cores", "3", "--nolock", cwd=tmp_path, timeout=120)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "Using workflow specific profile profiles/default" in res.stdout + res.stderr
-    span = {n: tuple(map(float, (tmp_path / f"{n}.t").read_text().split())) for n in ("g1", "g2", "c1")}
+    span = {
+        n: tuple(map(float, (tmp_path / f"{n}.t").read_text().split())) for n in ("g1", "g2", "c1")
+    }
     (a0, a1), (b0, b1) = sorted([span["g1"], span["g2"]])
     assert b0 >= a1, f"the two gpu=1 jobs overlapped: {span}"
     c0, c1 = span["c1"]
@@ -170,10 +181,18 @@ def test_resource_table_reads_benchmarks_of_the_same_preset(tmp_path):
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "r.tsv").write_text("s\th:m:s\tmax_rss\n7200.5\t2:00:00\t3000.0\n")
     (tmp_path / "d.json").write_text('{"provenance": {"preset": "paper"}}')
-    job = dict(rule="r", local=False, threads=1, resources={"gpu": 1, "runtime": 600, "mem_mb": 32000},
-               output=["d.csv", "d.json"], benchmark="b/r.tsv")  # fmt: skip
+    job = dict(
+        rule="r",
+        local=False,
+        threads=1,
+        resources={"gpu": 1, "runtime": 600, "mem_mb": 32000},
+        output=["d.csv", "d.json"],
+        benchmark="b/r.tsv",
+    )
     assert resource_table.measured([job], "paper", tmp_path) == (7200.5, 3000.0, 1)
     assert resource_table.measured([job], "quick", tmp_path) == (None, None, 0)
     row = resource_table.table([job], "paper", cwd=tmp_path).iloc[0]
     assert row["measured wall time (max)"] == "2.0 h" and row["measured peak RSS"] == "3 GB"
-    assert row["time limit"] == "10 h" and row["host memory"] == "32 GB" and row["GPU memory"] == "—"
+    assert (
+        row["time limit"] == "10 h" and row["host memory"] == "32 GB" and row["GPU memory"] == "—"
+    )

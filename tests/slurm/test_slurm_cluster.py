@@ -59,7 +59,10 @@ def _default_train_rule() -> str:
 TRAIN_RULE = os.environ.get("ATTNBIAS_SLURM_TRAIN_RULE", _default_train_rule())
 # Synthetic figures whose compute rules are non-local (the plot and claim rules are local).
 FIGURES = {"maxmargin_fig4a": "maxmargin_compute_fig4", "maxmargin_fig3a": "maxmargin_compute_fig3"}
-FIGURE_DATA = {"maxmargin_compute_fig4": "results/data/maxmargin/fig4.csv", "maxmargin_compute_fig3": "results/data/maxmargin/fig3.csv"}
+FIGURE_DATA = {
+    "maxmargin_compute_fig4": "results/data/maxmargin/fig4.csv",
+    "maxmargin_compute_fig3": "results/data/maxmargin/fig3.csv",
+}
 
 STATUS_INTERVAL = 5  # --slurm-init-seconds-before-status-checks; MinJobAge=600 >= 3 x 5 (§5.4)
 SLURM_OVERRIDES = [
@@ -104,7 +107,9 @@ def run_slurm_snakemake(cwd: Path, profile: Path, options, targets, limit_s=300)
     res = run_cmd(cmd, cwd=cwd, timeout=limit_s + 30)
     res.log = res.stdout + res.stderr
     # 124: stopped by SIGTERM; 137 / -9: killed 10 s later (Snakemake waits for running jobs).
-    assert res.returncode not in (124, 137, -9), f"executor run timed out after {limit_s} s:\n{res.log[-6000:]}"
+    assert res.returncode not in (124, 137, -9), (
+        f"executor run timed out after {limit_s} s:\n{res.log[-6000:]}"
+    )
     return res
 
 
@@ -171,7 +176,10 @@ def slurm_cluster():
     if not sys.platform.startswith("linux"):
         pytest.skip("the local SLURM recipe needs Linux (Debian 12)")
     if os.geteuid() != 0:
-        pytest.skip("the local SLURM cluster needs root: it installs slurmctld/slurmd/munge with apt and starts daemons")
+        pytest.skip(
+            "the local SLURM cluster needs root: it installs slurmctld/slurmd/munge with apt and "
+            "starts daemons"
+        )
     if shutil.which("timeout") is None:
         pytest.skip("coreutils `timeout` is missing")
     # One local cluster per machine: concurrent test sessions queue here.
@@ -185,18 +193,27 @@ def slurm_cluster():
         except BlockingIOError:
             if time.monotonic() > deadline:
                 lock.close()
-                pytest.skip(f"another test session held the local SLURM cluster ({LOCK_FILE}) for {LOCK_WAIT_S:.0f} s")
+                pytest.skip(
+                    f"another test session held the local SLURM cluster ({LOCK_FILE}) for "
+                    f"{LOCK_WAIT_S:.0f} s"
+                )
             time.sleep(2)
     env = dict(os.environ, SLURM_ROOT=SLURM_ROOT)
     try:
-        res = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=900, env=env)
+        res = subprocess.run(
+            ["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=900, env=env
+        )
         if res.returncode == 77:
             pytest.skip(f"no local SLURM cluster: {res.stderr.strip().splitlines()[-1]}")
         if res.returncode != 0:
-            pytest.fail(f"local_slurm.sh start failed ({res.returncode}):\n{res.stdout}\n{res.stderr}")
+            pytest.fail(
+                f"local_slurm.sh start failed ({res.returncode}):\n{res.stdout}\n{res.stderr}"
+            )
         yield Path(SLURM_ROOT)
     finally:
-        stop = subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, text=True, timeout=120, env=env)
+        stop = subprocess.run(
+            ["bash", str(SCRIPT), "stop"], capture_output=True, text=True, timeout=120, env=env
+        )
         sys.stderr.write(stop.stderr)
         fcntl.flock(lock, fcntl.LOCK_UN)
         lock.close()
@@ -213,7 +230,10 @@ def train_job(workflow_copy):
     if not TRAIN_RULE:
         return None
     if TRAIN_RULE not in list_rules(workflow_copy):
-        pytest.fail(f"training rule {TRAIN_RULE!r} is not a rule of the workflow (set ATTNBIAS_SLURM_TRAIN_RULE)")
+        pytest.fail(
+            f"training rule {TRAIN_RULE!r} is not a rule of the workflow "
+            "(set ATTNBIAS_SLURM_TRAIN_RULE)"
+        )
     jobs = dry_run_jobs(workflow_copy, "all", ci_configfiles(workflow_copy), TRAIN_RULE)
     assert jobs, f"rule {TRAIN_RULE} has no job in the DAG of `all` under the CI configs"
     return TRAIN_RULE, jobs[0]
@@ -240,8 +260,14 @@ def cluster_run(slurm_cluster, workflow_copy, train_job, tmp_path_factory):
         # The CI node is far smaller than a GPU node: replace the profile's paper-scale
         # set-resources (GPU partition, a GPU, CPUs per GPU, memory) for this rule, and train on
         # one thread, as the `--cores 1` reference does, so that the numbers can be equal.
-        options += ["--set-resources", f"{rule}:gpu=0", f"{rule}:slurm_partition=main", f"{rule}:runtime=15",
-                    "--set-threads", f"{rule}=1"]  # fmt: skip
+        options += [
+            "--set-resources",
+            f"{rule}:gpu=0",
+            f"{rule}:slurm_partition=main",
+            f"{rule}:runtime=15",
+            "--set-threads",
+            f"{rule}=1",
+        ]
 
     # Local reference, in another copy, with the default profile.
     ref = copy_workflow(tmp_path_factory.mktemp("local_wf") / "attnbias")
@@ -262,7 +288,9 @@ def cluster_run(slurm_cluster, workflow_copy, train_job, tmp_path_factory):
                 local.wait()
     assert res.returncode == 0, f"cluster run failed:\n{res.log[-8000:]}"
     assert local.returncode == 0, f"local reference run failed:\n{local_log.read_text()[-6000:]}"
-    return dict(wf=wf, ref=ref, log=res.log, expected_rules=expected_rules, compare=compare, train=train_job)
+    return dict(
+        wf=wf, ref=ref, log=res.log, expected_rules=expected_rules, compare=compare, train=train_job
+    )
 
 
 def test_compute_jobs_ran_as_slurm_jobs(cluster_run):
@@ -282,7 +310,10 @@ def test_compute_jobs_ran_as_slurm_jobs(cluster_run):
         info = scontrol_job(sid)
         assert info["JobState"] == "COMPLETED" and info["ExitCode"] == "0:0", info
         # started by the main scheduler or by backfill, on this node
-        started = (f"sched: Allocate JobId={sid} NodeList=localhost", f"Started JobId={sid} in main on localhost")
+        started = (
+            f"sched: Allocate JobId={sid} NodeList=localhost",
+            f"Started JobId={sid} in main on localhost",
+        )
         assert any(s in ctld for s in started), (rule, sid)
         assert f"_slurm_rpc_submit_batch_job: JobId={sid} " in ctld
         assert f"_job_complete: JobId={sid} WEXITSTATUS 0" in ctld
@@ -306,7 +337,9 @@ def test_plot_and_claim_rules_stay_local(cluster_run):
             assert rule not in submitted
         paper, name = fig.split("_", 1)
         for ext in ("pdf", "png"):
-            assert (cluster_run["wf"] / "results" / "figures" / paper / f"{name}.{ext}").stat().st_size > 1000
+            assert (
+                cluster_run["wf"] / "results" / "figures" / paper / f"{name}.{ext}"
+            ).stat().st_size > 1000
 
 
 def test_plot_ready_data_equal_a_local_run(cluster_run):
@@ -339,7 +372,9 @@ def flaky_dir(tmp_path):
 
 
 def test_failed_job_is_retried_by_the_profile(slurm_cluster, workflow_copy, flaky_dir):
-    res = run_slurm_snakemake(flaky_dir, workflow_copy / "profiles" / "slurm", [], ["flaky.txt"], limit_s=240)
+    res = run_slurm_snakemake(
+        flaky_dir, workflow_copy / "profiles" / "slurm", [], ["flaky.txt"], limit_s=240
+    )
     assert res.returncode == 0, res.log[-6000:]
     assert (flaky_dir / "flaky.txt").read_text().strip() == "ok"
     assert "Trying to restart job" in res.log
@@ -363,21 +398,36 @@ def _wait_for(predicate, timeout, what):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_cancelled_job_is_rerun_next_time_without_losing_outputs(slurm_cluster, workflow_copy, flaky_dir):
+def test_cancelled_job_is_rerun_next_time_without_losing_outputs(
+    slurm_cluster, workflow_copy, flaky_dir
+):
     profile = workflow_copy / "profiles" / "slurm"
     targets = ["quick.txt", "slow.txt"]
     # First invocation: no retries, so the cancelled job stays failed in this run.
     cmd = slurm_snakemake_cmd(profile, ["--retries", "0"], targets, limit_s=240)
-    proc = subprocess.Popen([str(c) for c in cmd], cwd=flaky_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env())
+    proc = subprocess.Popen(
+        [str(c) for c in cmd],
+        cwd=flaky_dir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_env(),
+    )
     try:
 
         def slow_running_and_quick_done():
-            jobs = [j | {"id": i} for i, j in squeue_all().items() if j["comment"] in ("rule_slow", "rule_quick")]
+            jobs = [
+                j | {"id": i}
+                for i, j in squeue_all().items()
+                if j["comment"] in ("rule_slow", "rule_quick")
+            ]
             slow = [j for j in jobs if j["comment"] == "rule_slow" and j["state"] == "RUNNING"]
             quick_done = (flaky_dir / "quick.txt").exists()
             return slow[0]["id"] if slow and quick_done else None
 
-        slow_id = _wait_for(slow_running_and_quick_done, 120, "the slow job to run and quick.txt to exist")
+        slow_id = _wait_for(
+            slow_running_and_quick_done, 120, "the slow job to run and quick.txt to exist"
+        )
         assert run_cmd(["scancel", slow_id]).returncode == 0
         out, _ = proc.communicate(timeout=240)
     finally:

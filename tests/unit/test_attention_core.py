@@ -31,7 +31,12 @@ def test_gradient_matches_finite_differences(loss):
         p = rng.normal(size=3)
         g = true_grad(prompt_forward(K, gamma, p, loss))
         h = 1e-6
-        fd = np.array([(risk(K, gamma, p + h * e, loss) - risk(K, gamma, p - h * e, loss)) / (2 * h) for e in np.eye(3)])
+        fd = np.array(
+            [
+                (risk(K, gamma, p + h * e, loss) - risk(K, gamma, p - h * e, loss)) / (2 * h)
+                for e in np.eye(3)
+            ]
+        )
         np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
 
 
@@ -115,4 +120,6 @@ def test_lemma1_W_gd_equals_p_gd():
 def test_soft_sparsity():
     assert soft_sparsity([0, 0, 1.0, 0]) == pytest.approx(1.0)
     assert soft_sparsity(np.full(7, 1 / 7)) == pytest.approx(7.0)
-    assert soft_sparsity([0.2, 0.2, 0.6]) == pytest.approx(soft_sparsity([2.0, 2.0, 6.0]))  # renormalised
+    assert soft_sparsity([0.2, 0.2, 0.6]) == pytest.approx(
+        soft_sparsity([2.0, 2.0, 6.0])
+    )  # renormalised

@@ -36,7 +36,9 @@ def test_fig1b_split(fig1):
 
 
 def test_fig2():
-    df, meta = mm.compute_fig2(1000, 0.1, 0.1, 2.0, [[2, -25], [2, 0], [2, 25], [4, 20]], [[2, 60], [2, 120]])
+    df, meta = mm.compute_fig2(
+        1000, 0.1, 0.1, 2.0, [[2, -25], [2, 0], [2, 25], [4, 20]], [[2, 60], [2, 120]]
+    )
     assert_all_pass(checks.check("fig2", (df, meta)))
 
 
@@ -64,12 +66,18 @@ def test_fig5_signs():
 
 
 def test_fig8_both_limits():
-    assert_all_pass(checks.check("fig8", mm.compute_fig8(1000, 0.1, [[0, 0], [1, 1], [0, -2]], [[2, 0], [3, -1]])))
+    assert_all_pass(
+        checks.check(
+            "fig8", mm.compute_fig8(1000, 0.1, [[0, 0], [1, 1], [0, -2]], [[2, 0], [3, -1]])
+        )
+    )
 
 
 def test_fig9_study_small():
     df, meta = mm.compute_fig9([2, 10, 20], 200, 4, 6, 1000, 1.0, 1000, 1e-3, 1e-3, 0.01)
-    fr = df.groupby("d").agg(nonsat=("saturated", lambda s: (~s).mean()), lmm=("lmm", "mean"), gmm=("gmm", "mean"))
+    fr = df.groupby("d").agg(
+        nonsat=("saturated", lambda s: (~s).mean()), lmm=("lmm", "mean"), gmm=("gmm", "mean")
+    )
     assert fr.nonsat[2] > 0.5 and fr.nonsat[20] == 0.0
     assert fr.lmm[20] >= 0.95
     assert fr.gmm[2] < fr.gmm[10] < fr.gmm[20]
@@ -77,3 +85,14 @@ def test_fig9_study_small():
     assert not df.qp_failed.any()
     for fig in ("fig9a", "fig9b", "fig10"):
         assert_all_pass(checks.check(fig, (df, meta)))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [f"compute_fig{k}" for k in (1, 2, 3, 4, 5, 8, 9)] + ["train_vit"],
+)
+def test_job_functions_resolve(name):
+    """The rules' ``func`` names resolve through the package's re-exports."""
+    from attnbias.workflow import resolve
+
+    assert resolve("attnbias.experiments", f"maxmargin.{name}") is getattr(mm, name)

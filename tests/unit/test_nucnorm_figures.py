@@ -14,13 +14,25 @@ from attnbias.plotting.nucnorm import plot
 
 # Reduced settings over the schema defaults (spec values): shorter runs, fewer instances.
 REDUCED = {
-    "p1": {"instances": [{"name": "B", "n": 3, "L": 3, "d": 8, "seed": 1}], "steps": 5000, "check_step": 5000,
-           "n_records": 20, "premise_steps": 1500, "eta_check_steps": 2000},
-    "p2": {"seeds": [4], "steps": 12000, "check_step": 12000, "n_records": 20, "premise_steps": 1500},
+    "p1": {
+        "instances": [{"name": "B", "n": 3, "L": 3, "d": 8, "seed": 1}],
+        "steps": 5000,
+        "check_step": 5000,
+        "n_records": 20,
+        "premise_steps": 1500,
+        "eta_check_steps": 2000,
+    },
+    "p2": {
+        "seeds": [4],
+        "steps": 12000,
+        "check_step": 12000,
+        "n_records": 20,
+        "premise_steps": 1500,
+    },
     "p3": {"steps": 3000, "n_records": 20},
     "p4": {"steps": 600, "n_records": 15},
     "p5": {"n_values": [5], "L_values": [3], "d_values": [2, 4, 8], "instances": 10},
-}  # fmt: skip
+}
 
 
 def settings(fig):
@@ -88,10 +100,23 @@ def test_checks_can_fail(computed):
     df3, meta3 = computed["p3"]
     bad3 = df3.copy()
     locked = bad3.kind == "sign_locked"
-    bad3.loc[locked, ["ratio_l1", "margin_ratio_l1", "corr_l1"]] = [1.0, 1.0, 1.0]  # as if it reached β*_ℓ1
+    bad3.loc[locked, ["ratio_l1", "margin_ratio_l1", "corr_l1"]] = [
+        1.0,
+        1.0,
+        1.0,
+    ]  # as if it reached β*_ℓ1
     failed3 = {c.id for c in check("p3", (bad3, meta3)) if not c.passed}
     assert failed3 == {"sign_locked_margin_ratio", "sign_locked_corr"}
     df5, meta5 = computed["p5"]
     bad5 = df5.copy()
     bad5["rank_nuc"] = bad5["rank_frob"]
     assert not next(c for c in check("p5", (bad5, meta5)) if c.id == "rank_order").passed
+
+
+@pytest.mark.parametrize("fig", ["p1", "p2", "p3", "p4", "p5"])
+def test_job_functions_resolve(fig):
+    """The rules' ``func`` names resolve through the package's re-exports."""
+    from attnbias.workflow import resolve
+
+    func = resolve("attnbias.experiments", f"nucnorm.compute_{fig}")
+    assert func is getattr(nx, f"compute_{fig}")

@@ -88,7 +88,13 @@ def test_kq_conservation_law():
     rng = np.random.default_rng(1)
     K0, Q0 = 0.05 * rng.standard_normal((2, 6, 6))
     N, eta = 300, 0.05
-    tr = run(kq.kq_grad_fn(inst.X, inst.z, inst.gamma), {"K": K0[None], "Q": Q0[None]}, N, lr=eta, record_at=[0, N])
+    tr = run(
+        kq.kq_grad_fn(inst.X, inst.z, inst.gamma),
+        {"K": K0[None], "Q": Q0[None]},
+        N,
+        lr=eta,
+        record_at=[0, N],
+    )
     K, Q = tr["params"]["K"][:, 0], tr["params"]["Q"][:, 0]
     C = np.swapaxes(K, -1, -2) @ K - np.swapaxes(Q, -1, -2) @ Q
     drift = np.linalg.norm(C[1] - C[0])
@@ -102,7 +108,13 @@ def test_diag_conservation_law():
     rng = np.random.default_rng(2)
     xk, xq = 0.1 * rng.standard_normal((2, 10))
     N, eta = 300, 0.05
-    tr = run(kq.diag_grad_fn(F, inst.gamma), {"xk": xk[None], "xq": xq[None]}, N, lr=eta, record_at=[0, N])
+    tr = run(
+        kq.diag_grad_fn(F, inst.gamma),
+        {"xk": xk[None], "xq": xq[None]},
+        N,
+        lr=eta,
+        record_at=[0, N],
+    )
     c = tr["params"]["xk"][:, 0] ** 2 - tr["params"]["xq"][:, 0] ** 2
     assert np.max(np.abs(c[1] - c[0])) <= N * eta**2
 
@@ -115,8 +127,12 @@ def test_diag_model_is_the_restriction_of_kq_to_diagonal_weights():
     d = kq.diag_grad_fn(F, inst.gamma)({"xk": xk, "xq": xq})
     f = kq.kq_grad_fn(inst.X, inst.z, inst.gamma)({"K": np.diag(xk), "Q": np.diag(xq)})
     assert d["loss"] == pytest.approx(f["loss"], rel=1e-13)
-    np.testing.assert_allclose(_scaled(d["grads"]["xk"]), np.diag(_scaled(f["grads"]["K"])), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(_scaled(d["grads"]["xq"]), np.diag(_scaled(f["grads"]["Q"])), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        _scaled(d["grads"]["xk"]), np.diag(_scaled(f["grads"]["K"])), rtol=1e-12, atol=1e-15
+    )
+    np.testing.assert_allclose(
+        _scaled(d["grads"]["xq"]), np.diag(_scaled(f["grads"]["Q"])), rtol=1e-12, atol=1e-15
+    )
 
 
 def test_reparameterisation_u_w_gives_the_same_beta():
@@ -129,7 +145,12 @@ def test_reparameterisation_u_w_gives_the_same_beta():
     xq = 0.02 * rng.standard_normal(10)
     eta, N = 0.01, 100
     a = run(kq.diag_grad_fn(F, inst.gamma), {"xk": xk[None], "xq": xq[None]}, N, lr=eta)
-    b = run(kq.uw_grad_fn(F, inst.gamma), {"u": (xk + xq)[None] / 2, "w": (xk - xq)[None] / 2}, N, lr=eta / np.sqrt(2))
+    b = run(
+        kq.uw_grad_fn(F, inst.gamma),
+        {"u": (xk + xq)[None] / 2, "w": (xk - xq)[None] / 2},
+        N,
+        lr=eta / np.sqrt(2),
+    )
     beta_a = a["params"]["xk"] * a["params"]["xq"]
     beta_b = b["params"]["u"] ** 2 - b["params"]["w"] ** 2
     np.testing.assert_allclose(beta_a, beta_b, atol=1e-8)
@@ -173,4 +194,6 @@ def test_objective_ratio_invariant():
     Rf = objective_ratio(np.linalg.norm(W, axis=(-2, -1)), gam, Wf.norm)
     assert np.all(Rn[gam > 0] >= 1 - 1e-9) and np.all(Rf[gam > 0] >= 1 - 1e-9)
     assert np.all(np.isinf(Rn[gam <= 0]))
-    assert objective_ratio(np.sum(np.linalg.svd(Wn.x, compute_uv=False)), margin(M, Wn.x), Wn.norm) == pytest.approx(1.0, abs=1e-8)
+    assert objective_ratio(
+        np.sum(np.linalg.svd(Wn.x, compute_uv=False)), margin(M, Wn.x), Wn.norm
+    ) == pytest.approx(1.0, abs=1e-8)

@@ -80,7 +80,9 @@ def test_spec_instance_spectra_and_optimality_invariants():
     sn, sf = singular_values(Wn.x), singular_values(Wf.x)
     np.testing.assert_allclose(sn / sn[0], [1, 0.522, 0.251, 0, 0, 0], atol=1e-3)
     np.testing.assert_allclose(sf / sf[0], [1, 0.743, 0.522, 0.373, 0.019, 0], atol=1e-3)
-    assert np.sum(Wn.x * Wf.x) / (np.linalg.norm(Wn.x) * np.linalg.norm(Wf.x)) == pytest.approx(0.905, abs=1e-3)
+    assert np.sum(Wn.x * Wf.x) / (np.linalg.norm(Wn.x) * np.linalg.norm(Wf.x)) == pytest.approx(
+        0.905, abs=1e-3
+    )
     # each solution is optimal for its own norm
     assert sn.sum() <= sf.sum() * (1 + 1e-6)
     assert np.linalg.norm(Wf.x) <= np.linalg.norm(Wn.x) * (1 + 1e-6)
@@ -108,7 +110,9 @@ def test_l1_and_l2_closed_forms_and_uniqueness():
     # a tie |a_1| = |a_2| makes the ℓ1 optimum a segment: not unique
     tie = np.array([[2.0, -2.0, 1.0]])
     rt = l1_svm(tie)
-    assert rt.norm == pytest.approx(0.5, abs=1e-6)  # degenerate LP: cvxopt stops at its default tolerance
+    assert rt.norm == pytest.approx(
+        0.5, abs=1e-6
+    )  # degenerate LP: cvxopt stops at its default tolerance
     assert not l1_unique(tie, rt)
 
 

@@ -21,17 +21,29 @@ def test_gd_on_quadratic_is_geometric():
 
 def test_ngd_takes_unit_steps():
     traj = run(quadratic_grad_fn, {"x": np.array([[3.0, 4.0]])}, 3, method="ngd", lr=0.5)
-    np.testing.assert_allclose(np.linalg.norm(traj["params"]["x"][:, 0], axis=-1), [5.0, 4.5, 4.0, 3.5])
+    np.testing.assert_allclose(
+        np.linalg.norm(traj["params"]["x"][:, 0], axis=-1), [5.0, 4.5, 4.0, 3.5]
+    )
 
 
 def test_polyak_on_quadratic_jumps_to_minimum():
     # η = (L − 0)/‖g‖² = ½ → x − ½x: halves every step
-    traj = run(quadratic_grad_fn, {"x": np.array([[2.0, 2.0]])}, 2, method="polyak", lr=1.0, loss_star=0.0)
+    traj = run(
+        quadratic_grad_fn, {"x": np.array([[2.0, 2.0]])}, 2, method="polyak", lr=1.0, loss_star=0.0
+    )
     np.testing.assert_allclose(traj["params"]["x"][:, 0], [[2, 2], [1, 1], [0.5, 0.5]])
 
 
 def test_polyak_cap():
-    traj = run(quadratic_grad_fn, {"x": np.array([[2.0, 0.0]])}, 1, method="polyak", lr=1.0, loss_star=0.0, polyak_cap=0.1)
+    traj = run(
+        quadratic_grad_fn,
+        {"x": np.array([[2.0, 0.0]])},
+        1,
+        method="polyak",
+        lr=1.0,
+        loss_star=0.0,
+        polyak_cap=0.1,
+    )
     np.testing.assert_allclose(traj["params"]["x"][-1, 0], [1.8, 0.0])
 
 
@@ -50,7 +62,14 @@ def test_zero_gradient_stops_cleanly_per_batch_element():
 def test_long_ngd_run_never_nans():
     """Far past float64 softmax underflow (~5,000 steps) the log-space gradient keeps moving."""
     prob = syn.fig1_single_input(local=False)
-    traj = run(prompt_grad_fn(prob.K[None], prob.gamma[None]), {"p": np.array([[0.0, 1.0, 0.0]])}, 8000, method="ngd", lr=0.1, record_at=[8000])
+    traj = run(
+        prompt_grad_fn(prob.K[None], prob.gamma[None]),
+        {"p": np.array([[0.0, 1.0, 0.0]])},
+        8000,
+        method="ngd",
+        lr=0.1,
+        record_at=[8000],
+    )
     p = traj["params"]["p"][-1, 0]
     assert np.all(np.isfinite(p)) and traj["stopped_at"][0] == -1
     assert np.linalg.norm(p) == pytest.approx(1.0 + 800.0, rel=1e-3)
@@ -59,7 +78,15 @@ def test_long_ngd_run_never_nans():
 
 
 def test_record_at_and_observe():
-    traj = run(quadratic_grad_fn, {"x": np.ones((3, 2))}, 5, method="gd", lr=0.1, record_at=[0, 5], observe=lambda p, o: {"n": np.linalg.norm(p["x"], axis=-1)})
+    traj = run(
+        quadratic_grad_fn,
+        {"x": np.ones((3, 2))},
+        5,
+        method="gd",
+        lr=0.1,
+        record_at=[0, 5],
+        observe=lambda p, o: {"n": np.linalg.norm(p["x"], axis=-1)},
+    )
     assert traj["t"].tolist() == [0, 5]
     assert traj["n"].shape == (2, 3) and traj["loss"].shape == (2, 3)
 

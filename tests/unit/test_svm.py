@@ -72,14 +72,18 @@ def test_fig3a_joint_svms():
 
 def test_fig3b_relaxed_and_full_svm():
     X, Y = syn.fig3_joint_problem(relaxed=True)
-    np.testing.assert_allclose(att_svm(X, [1, 1, 1], support=[True, True, False]).x, [1.0, 0.0], atol=1e-6)
+    np.testing.assert_allclose(
+        att_svm(X, [1, 1, 1], support=[True, True, False]).x, [1.0, 0.0], atol=1e-6
+    )
     full = att_svm(X, [1, 1, 1])
     np.testing.assert_allclose(full.x, [1.25, 0.25], atol=1e-6)
     np.testing.assert_allclose(full.dual, [0.0, 0.875, 0.75], atol=1e-5)
 
 
 def test_fig5_and_fig8():
-    np.testing.assert_allclose(att_svm(key2(syn.fig5_problem(3.0)), [1, 1]).x, [1.0, 0.0], atol=1e-6)
+    np.testing.assert_allclose(
+        att_svm(key2(syn.fig5_problem(3.0)), [1, 1]).x, [1.0, 0.0], atol=1e-6
+    )
     prob = syn.fig8_problem()
     np.testing.assert_allclose(att_svm(key2(prob), [0, 0]).x, [1.0, 3.0], atol=1e-6)
     lmm = att_svm(key2(prob), [0, 1]).x

@@ -3,7 +3,7 @@
 # under `maxmargin:` in config.yaml, schema workflow/schemas/maxmargin.schema.yaml.
 
 _MM_CODE = [
-    "experiments/maxmargin.py",
+    "experiments/maxmargin/synthetic.py",
     "models/attention.py",
     "models/prompt.py",
     "optim/fullbatch.py",
@@ -53,7 +53,8 @@ register_sweep(
     gathers={},
     tables={"fig6": ["fig6"], "fig7": ["fig7"]},
     code=[
-        "experiments/maxmargin.py",
+        "experiments/maxmargin/vit.py",
+        "metrics/core.py",
         "train/engine.py",
         "train/augment.py",
         "models/vit.py",

@@ -4,7 +4,6 @@
 # all).  Settings live under `nucnorm:` in config.yaml, schema workflow/schemas/nucnorm.schema.yaml.
 
 _NN_SOLVERS = [
-    "experiments/nucnorm.py",
     "data/nucnorm.py",
     "data/synthetic.py",
     "svm/nuclear.py",
@@ -18,11 +17,43 @@ _NN_DYNAMICS = _NN_SOLVERS + [
     "optim/fullbatch.py",
 ]
 
-register_compute("nucnorm", "p1", ["p1"], "nucnorm.compute_p1", _NN_DYNAMICS)
-register_compute("nucnorm", "p2", ["p2"], "nucnorm.compute_p2", _NN_DYNAMICS)
-register_compute("nucnorm", "p3", ["p3"], "nucnorm.compute_p3", _NN_DYNAMICS)
-register_compute("nucnorm", "p4", ["p4"], "nucnorm.compute_p4", _NN_DYNAMICS)
-register_compute("nucnorm", "p5", ["p5"], "nucnorm.compute_p5", _NN_SOLVERS)
+_NN_MEASURES = ["experiments/nucnorm/measures.py"]
+
+register_compute(
+    "nucnorm",
+    "p1",
+    ["p1"],
+    "nucnorm.compute_p1",
+    ["experiments/nucnorm/full.py"] + _NN_MEASURES + _NN_DYNAMICS,
+)
+register_compute(
+    "nucnorm",
+    "p2",
+    ["p2"],
+    "nucnorm.compute_p2",
+    ["experiments/nucnorm/diagonal.py"] + _NN_MEASURES + _NN_DYNAMICS,
+)
+register_compute(
+    "nucnorm",
+    "p3",
+    ["p3"],
+    "nucnorm.compute_p3",
+    ["experiments/nucnorm/diagonal.py"] + _NN_MEASURES + _NN_DYNAMICS,
+)
+register_compute(
+    "nucnorm",
+    "p4",
+    ["p4"],
+    "nucnorm.compute_p4",
+    ["experiments/nucnorm/alignment.py"] + _NN_MEASURES + _NN_DYNAMICS,
+)
+register_compute(
+    "nucnorm",
+    "p5",
+    ["p5"],
+    "nucnorm.compute_p5",
+    ["experiments/nucnorm/convex.py"] + _NN_SOLVERS,
+)
 
 
 rule nucnorm:

@@ -55,7 +55,13 @@ def within(cid: str, statement: str, value, target, tol: float) -> Claim:
     v = np.atleast_1d(np.asarray(value, dtype=float))
     t = np.atleast_1d(np.asarray(target, dtype=float))
     err = float(np.max(np.abs(v - t)))
-    return Claim(cid, statement, v.tolist(), f"|· − {t.tolist()}| ≤ {tol:g} (max error {err:.2e})", bool(err <= tol))
+    return Claim(
+        cid,
+        statement,
+        v.tolist(),
+        f"|· − {t.tolist()}| ≤ {tol:g} (max error {err:.2e})",
+        bool(err <= tol),
+    )
 
 
 def holds(cid: str, statement: str, value, passed: bool, threshold: str = "true") -> Claim:

@@ -30,23 +30,91 @@ def _fig1(figure, df, meta) -> list[Claim]:
     out = []
     if figure == "fig1a":
         out.append(within("gmm", "GMM p^mm = (−0.1, 1)/1.01", m["gmm"], FIG1_GMM_A, 1e-4))
-        out.append(compare("cos_gmm_t200", "every init: cos(p_200, GMM)", _cos_to(_at(d, 200), m["gmm"]).min(), ">", 0.97))
-        out.append(compare(f"cos_gmm_t{T}", f"every init converges to the GMM: cos(p_{T}, GMM)", _cos_to(_at(d, T), m["gmm"]).min(), ">", 0.999))
+        out.append(
+            compare(
+                "cos_gmm_t200",
+                "every init: cos(p_200, GMM)",
+                _cos_to(_at(d, 200), m["gmm"]).min(),
+                ">",
+                0.97,
+            )
+        )
+        out.append(
+            compare(
+                f"cos_gmm_t{T}",
+                f"every init converges to the GMM: cos(p_{T}, GMM)",
+                _cos_to(_at(d, T), m["gmm"]).min(),
+                ">",
+                0.999,
+            )
+        )
     elif figure == "fig1b":
         out.append(within("lmm", "LMM p^mm(α = square) = (1, 0)", m["lmm"], (1.0, 0.0), 1e-4))
         inits = np.asarray(meta["inits"], dtype=float)
         to_gmm = inits >= -0.5
         last = _at(d, T)
         cg, cl = _cos_to(last, m["gmm"]), _cos_to(last, m["lmm"])
-        out.append(compare(f"gmm_split_t{T}", "inits y0 ≥ −0.5 reach the GMM: min cos", cg[to_gmm].min() if to_gmm.any() else np.nan, ">", 0.999))
-        out.append(compare(f"lmm_split_t{T}", "inits y0 ≤ −1 reach the LMM (1, 0): min cos", cl[~to_gmm].min() if (~to_gmm).any() else np.nan, ">", 0.999))
+        out.append(
+            compare(
+                f"gmm_split_t{T}",
+                "inits y0 ≥ −0.5 reach the GMM: min cos",
+                cg[to_gmm].min() if to_gmm.any() else np.nan,
+                ">",
+                0.999,
+            )
+        )
+        out.append(
+            compare(
+                f"lmm_split_t{T}",
+                "inits y0 ≤ −1 reach the LMM (1, 0): min cos",
+                cl[~to_gmm].min() if (~to_gmm).any() else np.nan,
+                ">",
+                0.999,
+            )
+        )
         at200 = _at(d, 200)
-        out.append(compare("gmm_split_t200", "y0 ≥ −0.5: cos(p_200, GMM)", _cos_to(at200, m["gmm"])[to_gmm].min(), ">", 0.998))
-        out.append(compare("lmm_split_t200", "y0 ≤ −1: cos(p_200, LMM)", _cos_to(at200, m["lmm"])[~to_gmm].min(), ">", 0.995))
+        out.append(
+            compare(
+                "gmm_split_t200",
+                "y0 ≥ −0.5: cos(p_200, GMM)",
+                _cos_to(at200, m["gmm"])[to_gmm].min(),
+                ">",
+                0.998,
+            )
+        )
+        out.append(
+            compare(
+                "lmm_split_t200",
+                "y0 ≤ −1: cos(p_200, LMM)",
+                _cos_to(at200, m["lmm"])[~to_gmm].min(),
+                ">",
+                0.995,
+            )
+        )
     else:
-        out.append(within("gmm", "p^mm (2-D key space) = (0.8446, 0.1711)", m["gmm"], (0.8446, 0.1711), 1e-3))
-        out.append(compare("cos_gmm_t200", "every init: cos(p_200, p^mm)", _cos_to(_at(d, 200), m["gmm"]).min(), ">", 0.999))
-        out.append(compare(f"cos_gmm_t{T}", f"every init: cos(p_{T}, p^mm)", _cos_to(_at(d, T), m["gmm"]).min(), ">", 0.999))
+        out.append(
+            within(
+                "gmm", "p^mm (2-D key space) = (0.8446, 0.1711)", m["gmm"], (0.8446, 0.1711), 1e-3
+            )
+        )
+        out.append(
+            compare(
+                "cos_gmm_t200",
+                "every init: cos(p_200, p^mm)",
+                _cos_to(_at(d, 200), m["gmm"]).min(),
+                ">",
+                0.999,
+            )
+        )
+        out.append(
+            compare(
+                f"cos_gmm_t{T}",
+                f"every init: cos(p_{T}, p^mm)",
+                _cos_to(_at(d, T), m["gmm"]).min(),
+                ">",
+                0.999,
+            )
+        )
     return out
 
 
@@ -61,11 +129,37 @@ def _fig2(df, meta) -> list[Claim]:
     gmm_dir = arr(meta["gmm"]) / np.linalg.norm(meta["gmm"])
     return [
         within("lmm", "QP: LMM = (1, 0)", meta["lmm"], (1.0, 0.0), 1e-6),
-        within("gmm_dir", "QP: GMM ∝ (−0.5, 0.5)", gmm_dir, np.array([-1.0, 1.0]) / np.sqrt(2), 1e-6),
-        compare("stay_in_cone", "paths started in C_{μ,R} stay in the cone: min_t cos(p_t, LMM) ≥ 1 − μ", cos_lmm.min(), ">=", 1 - mu),
-        compare("norm_nondecreasing", "‖p_t‖ non-decreasing along those paths (min increment)", mono, ">=", 0.0),
-        compare(f"final_cos_t{T}", f"cos(p_{T}, LMM) for paths started inside", _cos_to(_at(ins, T), meta["lmm"]).min(), ">", 0.999),
-        compare("outside_to_gmm", "contrast paths from outside reach the GMM: min cos", _cos_to(_at(df[~df.inside], T), meta["gmm"]).min() if (~df.inside).any() else 1.0, ">", 0.99),
+        within(
+            "gmm_dir", "QP: GMM ∝ (−0.5, 0.5)", gmm_dir, np.array([-1.0, 1.0]) / np.sqrt(2), 1e-6
+        ),
+        compare(
+            "stay_in_cone",
+            "paths started in C_{μ,R} stay in the cone: min_t cos(p_t, LMM) ≥ 1 − μ",
+            cos_lmm.min(),
+            ">=",
+            1 - mu,
+        ),
+        compare(
+            "norm_nondecreasing",
+            "‖p_t‖ non-decreasing along those paths (min increment)",
+            mono,
+            ">=",
+            0.0,
+        ),
+        compare(
+            f"final_cos_t{T}",
+            f"cos(p_{T}, LMM) for paths started inside",
+            _cos_to(_at(ins, T), meta["lmm"]).min(),
+            ">",
+            0.999,
+        ),
+        compare(
+            "outside_to_gmm",
+            "contrast paths from outside reach the GMM: min cos",
+            _cos_to(_at(df[~df.inside], T), meta["gmm"]).min() if (~df.inside).any() else 1.0,
+            ">",
+            0.99,
+        ),
     ]
 
 
@@ -81,7 +175,9 @@ def _fig3(figure, df, meta) -> list[Claim]:
             within("v_mm", "v^mm = (0, 1)", m["v_mm"], (0.0, 1.0), 1e-6),
             compare("cos_p_t200", "cos(p_200, p^mm)", cosine(p(200), m["p_mm"]), ">", 0.999),
             compare("cos_v_t200", "cos(v_200, v^mm)", cosine(v(200), m["v_mm"]), ">", 0.999),
-            compare(f"cos_p_t{T}", f"float64: cos(p_{T}, p^mm)", cosine(p(T), m["p_mm"]), ">", 0.9999),
+            compare(
+                f"cos_p_t{T}", f"float64: cos(p_{T}, p^mm)", cosine(p(T), m["p_mm"]), ">", 0.9999
+            ),
         ]
     if figure == "fig3b":
         c_relax, c_mm = cosine(p(200), m["p_relax"]), cosine(p(200), m["p_mm"])
@@ -89,15 +185,43 @@ def _fig3(figure, df, meta) -> list[Claim]:
             within("p_relax", "p^relax = (1, 0)", m["p_relax"], (1.0, 0.0), 1e-6),
             within("p_mm", "p^mm = (1.25, 0.25)", m["p_mm"], (1.25, 0.25), 1e-6),
             within("v_mm", "v^mm = (0, 1)", m["v_mm"], (0.0, 1.0), 1e-6),
-            holds("support", "the yellow input is not a support vector of the v-SVM", m["support"], list(m["support"]) == [True, True, False], "[true, true, false]"),
+            holds(
+                "support",
+                "the yellow input is not a support vector of the v-SVM",
+                m["support"],
+                list(m["support"]) == [True, True, False],
+                "[true, true, false]",
+            ),
             compare("cos_relax_t200", "cos(p_200, p^relax)", c_relax, ">", 0.999),
-            compare("relax_beats_mm_t200", "cos(p_200, p^relax) − cos(p_200, p^mm)", c_relax - c_mm, ">", 0.0),
-            compare(f"cos_relax_t{T}", f"float64: cos(p_{T}, p^relax)", cosine(p(T), m["p_relax"]), ">", 0.9999),
+            compare(
+                "relax_beats_mm_t200",
+                "cos(p_200, p^relax) − cos(p_200, p^mm)",
+                c_relax - c_mm,
+                ">",
+                0.0,
+            ),
+            compare(
+                f"cos_relax_t{T}",
+                f"float64: cos(p_{T}, p^relax)",
+                cosine(p(T), m["p_relax"]),
+                ">",
+                0.9999,
+            ),
         ]
     return [
-        compare("softmax_t100", "softmax prob. of selected tokens at t = 100", d.loc[100, "softmax_prob"], ">", 0.99),
-        compare("logistic_t100", "logistic prob. at t = 100", d.loc[100, "logistic_prob"], ">", 0.99),
-        compare("softmax_t200", "softmax prob. at t = 200", d.loc[200, "softmax_prob"], ">=", 0.999),
+        compare(
+            "softmax_t100",
+            "softmax prob. of selected tokens at t = 100",
+            d.loc[100, "softmax_prob"],
+            ">",
+            0.99,
+        ),
+        compare(
+            "logistic_t100", "logistic prob. at t = 100", d.loc[100, "logistic_prob"], ">", 0.99
+        ),
+        compare(
+            "softmax_t200", "softmax prob. at t = 200", d.loc[200, "softmax_prob"], ">=", 0.999
+        ),
     ]
 
 
@@ -108,11 +232,29 @@ def _fig4(figure, df, meta) -> list[Claim]:
     if figure == "fig4a":
         return [
             compare("ngd_prob_t50", "NGD softmax prob. at t = 50", ngd.loc[50, "prob"], ">=", 0.99),
-            compare("gd_prob_t100", "GD softmax prob. at t = 100 (vanishing gradients)", gd.loc[100, "prob"], "<", 0.95),
+            compare(
+                "gd_prob_t100",
+                "GD softmax prob. at t = 100 (vanishing gradients)",
+                gd.loc[100, "prob"],
+                "<",
+                0.95,
+            ),
         ]
     return [
-        compare("ngd_norm_lower", "NGD ‖p(200)‖ (linear growth ≈ ηt)", ngd.loc[200, "norm"], ">=", 0.95 * eta * 200),
-        compare("ngd_norm_upper", "NGD ‖p(200)‖ ≤ η·200 (triangle inequality)", ngd.loc[200, "norm"], "<=", eta * 200 + 1e-9),
+        compare(
+            "ngd_norm_lower",
+            "NGD ‖p(200)‖ (linear growth ≈ ηt)",
+            ngd.loc[200, "norm"],
+            ">=",
+            0.95 * eta * 200,
+        ),
+        compare(
+            "ngd_norm_upper",
+            "NGD ‖p(200)‖ ≤ η·200 (triangle inequality)",
+            ngd.loc[200, "norm"],
+            "<=",
+            eta * 200 + 1e-9,
+        ),
         compare("gd_norm", "GD ‖p(200)‖ (logarithmic growth)", gd.loc[200, "norm"], "<", 5.0),
     ]
 
@@ -123,10 +265,34 @@ def _fig5(df, meta) -> list[Claim]:
     for loss, sign in (("correlation", 1.0), ("logistic", -1.0)):
         g = at[at.loss == loss].sort_values("C")
         big = g[g.C >= 2]
-        out.append(compare(f"sign_{loss}", f"{loss}: min over C ≥ 2 of sign·p_y(200), sign = {sign:+g}", float(np.min(sign * big.p2)), ">", 0.0))
-        out.append(compare(f"monotone_{loss}", f"{loss}: |p_y(200)| non-decreasing in C (min increment)", float(np.min(np.diff(np.abs(g.p2.to_numpy())))), ">=", -1e-12))
+        out.append(
+            compare(
+                f"sign_{loss}",
+                f"{loss}: min over C ≥ 2 of sign·p_y(200), sign = {sign:+g}",
+                float(np.min(sign * big.p2)),
+                ">",
+                0.0,
+            )
+        )
+        out.append(
+            compare(
+                f"monotone_{loss}",
+                f"{loss}: |p_y(200)| non-decreasing in C (min increment)",
+                float(np.min(np.diff(np.abs(g.p2.to_numpy())))),
+                ">=",
+                -1e-12,
+            )
+        )
     c1 = df[df.C == 1]
-    out.append(compare("C1_on_axis", "C = 1 stays on the axis: max_t |p_y|", float(np.max(np.abs(c1.p2))), "<", 1e-12))
+    out.append(
+        compare(
+            "C1_on_axis",
+            "C = 1 stays on the axis: max_t |p_y|",
+            float(np.max(np.abs(c1.p2))),
+            "<",
+            1e-12,
+        )
+    )
     out.append(within("gmm", "GMM = (1, 0)", meta["gmm"], (1.0, 0.0), 1e-6))
     return out
 
@@ -143,7 +309,13 @@ def _fig8(df, meta) -> list[Claim]:
         within("lmm", "LMM = (1, 0)", meta["lmm"], (1.0, 0.0), 1e-6),
         compare("some_gmm", "best cos(p_T, GMM) over inits", cg.max(), ">", 0.999),
         compare("some_lmm", "best cos(p_T, LMM) over inits", cl.max(), ">", 0.999),
-        holds("expected_split", "every init reaches the limit the construction predicts (failing starts listed)", wrong, not wrong, "[]"),
+        holds(
+            "expected_split",
+            "every init reaches the limit the construction predicts (failing starts listed)",
+            wrong,
+            not wrong,
+            "[]",
+        ),
     ]
 
 
@@ -163,20 +335,58 @@ def _fig9(figure, df, meta) -> list[Claim]:
     if figure == "fig10":
         sat = df[df.saturated & (df.d >= 5) & np.isfinite(df.gamma_gap)]
         return [
-            compare("cdf_at_0", "pooled (d ≥ 5) CDF of γ_gap just below 0", float((sat.gamma_gap < 0).mean()) if len(sat) else np.nan, "<", 0.01),
-            compare("mass_positive", "fraction of pooled γ_gap in (0, 2]", float(((sat.gamma_gap > 0) & (sat.gamma_gap <= 2)).mean()), ">", 0.9),
+            compare(
+                "cdf_at_0",
+                "pooled (d ≥ 5) CDF of γ_gap just below 0",
+                float((sat.gamma_gap < 0).mean()) if len(sat) else np.nan,
+                "<",
+                0.01,
+            ),
+            compare(
+                "mass_positive",
+                "fraction of pooled γ_gap in (0, 2]",
+                float(((sat.gamma_gap > 0) & (sat.gamma_gap <= 2)).mean()),
+                ">",
+                0.9,
+            ),
         ]
     out = [
-        compare("nonsat_trend", "non-saturated fraction falls with d: Spearman ρ(d, fraction)", spearman(ds, nonsat.to_numpy()), "<", 0.0),
-        compare("nonsat_small_d", f"non-saturated fraction at d = {ds[0]}", nonsat.iloc[0], ">", 0.5),
+        compare(
+            "nonsat_trend",
+            "non-saturated fraction falls with d: Spearman ρ(d, fraction)",
+            spearman(ds, nonsat.to_numpy()),
+            "<",
+            0.0,
+        ),
+        compare(
+            "nonsat_small_d", f"non-saturated fraction at d = {ds[0]}", nonsat.iloc[0], ">", 0.5
+        ),
         compare("lmm_large_d", f"LMM fraction at d = {ds[-1]}", lmm.iloc[-1], ">=", 0.95),
-        compare("gmm_trend", "GMM fraction rises with d: Spearman ρ(d, fraction)", spearman(ds, gmm.to_numpy()), ">", 0.0),
+        compare(
+            "gmm_trend",
+            "GMM fraction rises with d: Spearman ρ(d, fraction)",
+            spearman(ds, gmm.to_numpy()),
+            ">",
+            0.0,
+        ),
     ]
     if figure == "fig9b":
         big = neg[neg.index >= 6]
         out = [
-            compare("neg_gap_rare", "max over d ≥ 6 of P(saturated and γ_gap < 0)", float(big.max()) if len(big) else np.nan, "<", 0.01),
-            compare("mean_corr", "mean cos(p, p^mm) over saturated, solved trials", float(df["corr"].mean()), ">=", 0.99),
+            compare(
+                "neg_gap_rare",
+                "max over d ≥ 6 of P(saturated and γ_gap < 0)",
+                float(big.max()) if len(big) else np.nan,
+                "<",
+                0.01,
+            ),
+            compare(
+                "mean_corr",
+                "mean cos(p, p^mm) over saturated, solved trials",
+                float(df["corr"].mean()),
+                ">=",
+                0.99,
+            ),
         ]
     return out
 
@@ -188,19 +398,46 @@ def _vit(figure, df, meta, preset) -> list[Claim]:
         first, last = df.epoch.min(), df.epoch.max()
         peak = df.groupby(["epoch", "image"]).weight.max().groupby("epoch").mean()
         return [
-            compare("maps_concentrate", f"mean peak attention weight of the drawn maps rises (epoch {last} − epoch {first})", float(peak[last] - peak[first]), ">", 0.0),
+            compare(
+                "maps_concentrate",
+                "mean peak attention weight of the drawn maps rises "
+                f"(epoch {last} − epoch {first})",
+                float(peak[last] - peak[first]),
+                ">",
+                0.0,
+            ),
         ]
     ep, zeta, w = df.epoch.to_numpy(), df.zeta.to_numpy(), df.wnorm.to_numpy()
     out = [
-        compare("zeta_trend", "ζ falls over training: Spearman ρ(epoch, ζ)", spearman(ep, zeta), "<", -0.8 if paper else 0.0),
-        compare("wnorm_trend", "‖W_qᵀW_k‖_F grows: Spearman ρ(epoch, ‖W‖_F)", spearman(ep, w), ">", 0.8 if paper else 0.0),
+        compare(
+            "zeta_trend",
+            "ζ falls over training: Spearman ρ(epoch, ζ)",
+            spearman(ep, zeta),
+            "<",
+            -0.8 if paper else 0.0,
+        ),
+        compare(
+            "wnorm_trend",
+            "‖W_qᵀW_k‖_F grows: Spearman ρ(epoch, ‖W‖_F)",
+            spearman(ep, w),
+            ">",
+            0.8 if paper else 0.0,
+        ),
     ]
     if paper:
         out.append(compare("zeta_halves", "ζ(last) / ζ(first)", zeta[-1] / zeta[0], "<=", 0.5))
         out.append(compare("probe_acc", "test accuracy (sanity)", df.probe_acc.iloc[-1], ">=", 0.5))
     else:
         out.append(compare("zeta_falls", "ζ(last) − ζ(first)", zeta[-1] - zeta[0], "<", 0.0))
-        out.append(compare("train_acc", "final training accuracy (the model learned)", df.train_acc.iloc[-1], ">=", 0.9))
+        out.append(
+            compare(
+                "train_acc",
+                "final training accuracy (the model learned)",
+                df.train_acc.iloc[-1],
+                ">=",
+                0.9,
+            )
+        )
     return out
 
 

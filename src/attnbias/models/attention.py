@@ -14,10 +14,11 @@ thousand normalised steps.  :func:`selection_logit_grad` therefore evaluates
 
     γ_it − z_i = Σ_τ s_iτ (γ_it − γ_iτ)
 
-(for the attended token, where the cancellation happens) as a signed sum in log space and returns the gradient *up to a positive
-scale*: ``∂L/∂a = exp(log_scale) · G`` with ``max |G| = 1`` per batch element.  Normalised
-methods use ``G`` directly and never see an underflow; unnormalised GD multiplies by
-``exp(log_scale)``, which underflows to exactly zero only when the true gradient does.
+(for the attended token, where the cancellation happens) as a signed sum in log space and
+returns the gradient *up to a positive scale*: ``∂L/∂a = exp(log_scale) · G`` with
+``max |G| = 1`` per batch element.  Normalised methods use ``G`` directly and never see an
+underflow; unnormalised GD multiplies by ``exp(log_scale)``, which underflows to exactly zero only
+when the true gradient does.
 
 Array convention: leading batch axes ``...`` (initialisations, random trials), then ``n``
 inputs and ``T`` tokens.

@@ -60,14 +60,16 @@ def forward(X: np.ndarray, z: np.ndarray, gamma: np.ndarray, W: np.ndarray) -> d
 
 
 def diag_forward(F: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> dict:
-    """Diagonal model on features F = x ⊙ z (..., n, L, d): adds ``g`` (..., d), ∇_β 𝓛 up to scale."""
+    """Diagonal model on features F = x ⊙ z (..., n, L, d): adds ``g`` (..., d), ∇_β 𝓛 up
+    to scale."""
     out = selection_logit_grad(np.einsum("...ntd,...d->...nt", F, beta), gamma, LOSS)
     out["g"] = np.einsum("...nt,...ntd->...d", out["G"], F)
     return out
 
 
 def kq_grad_fn(X, z, gamma):
-    """``grad_fn`` over the blocks ``K`` and ``Q`` (..., d, m) for :func:`attnbias.optim.fullbatch.run`."""
+    """``grad_fn`` over the blocks ``K`` and ``Q`` (..., d, m) for
+    :func:`attnbias.optim.fullbatch.run`."""
 
     def grad_fn(params):
         K, Q = params["K"], params["Q"]

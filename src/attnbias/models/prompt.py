@@ -1,4 +1,5 @@
-"""Prompt attention f(X) = vᵀXᵀ softmax(XWp) of Tarzanagh et al. (maxmargin), p-only and joint (v, p).
+"""Prompt attention f(X) = vᵀXᵀ softmax(XWp) of Tarzanagh et al. (maxmargin), p-only and
+joint (v, p).
 
 Keys are k_t = Wᵀx_t, so the logits are a = Kp with K = XWᵀ.  Token scores are γ_it = Y_i vᵀx_it.
 Gradients come from :func:`attnbias.models.attention.selection_logit_grad` (scaled, log-space).
@@ -22,7 +23,9 @@ def token_scores(X: np.ndarray, Y: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def prompt_forward(K: np.ndarray, gamma: np.ndarray, p: np.ndarray, loss: str = "logistic"):
-    """Risk and scaled gradient in p for fixed scores.  K (..., n, T, d), gamma (..., n, T), p (..., d).
+    """Risk and scaled gradient in p for fixed scores.
+
+    K (..., n, T, d), gamma (..., n, T), p (..., d).
 
     Returns the dict of :func:`selection_logit_grad` plus ``grad`` (..., d), the scaled gradient
     ∇_p L / exp(log_scale).

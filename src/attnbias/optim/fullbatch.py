@@ -85,9 +85,13 @@ def step_sizes(out: dict, method: str, lr: float, normalize: str, loss_star, pol
             elif "excess" in out:
                 log_excess = np.log(np.maximum(np.asarray(out["excess"], dtype=np.float64), 0.0))
             elif loss_star is not None:
-                log_excess = np.log(np.maximum(np.asarray(out["loss"]) - np.asarray(loss_star), 0.0))
+                log_excess = np.log(
+                    np.maximum(np.asarray(out["loss"]) - np.asarray(loss_star), 0.0)
+                )
             else:
-                raise ValueError("polyak needs loss_star or an 'excess'/'log_excess' entry from grad_fn")
+                raise ValueError(
+                    "polyak needs loss_star or an 'excess'/'log_excess' entry from grad_fn"
+                )
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
             log_eta = log_excess - 2 * m_safe - 2 * np.log(safe_total)
             if polyak_cap is not None:

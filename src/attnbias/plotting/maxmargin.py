@@ -31,8 +31,15 @@ def _path(ax, df, color="0.45", arrows=True, lw=1.0, **kw):
     ax.plot(df.p1, df.p2, color=color, lw=lw, **kw)
     if arrows:
         s = df.iloc[::10]
-        for (x0, y0), (x1, y1) in zip(s[["p1", "p2"]].to_numpy()[:-1], s[["p1", "p2"]].to_numpy()[1:], strict=False):
-            ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops=dict(arrowstyle="->", color=color, lw=0.6))
+        for (x0, y0), (x1, y1) in zip(
+            s[["p1", "p2"]].to_numpy()[:-1], s[["p1", "p2"]].to_numpy()[1:], strict=False
+        ):
+            ax.annotate(
+                "",
+                xy=(x1, y1),
+                xytext=(x0, y0),
+                arrowprops=dict(arrowstyle="->", color=color, lw=0.6),
+            )
 
 
 def _tokens(ax, tokens, scores, opt=None, colors=None, scale=1.0, annotate=False):
@@ -42,10 +49,23 @@ def _tokens(ax, tokens, scores, opt=None, colors=None, scale=1.0, annotate=False
         c = (colors or INPUT_COLORS)[i % 4]
         for t in range(tokens.shape[1]):
             is_opt = opt is not None and t == int(opt[i])
-            ax.scatter(*(scale * tokens[i, t]), marker="*" if is_opt else "^", s=110 if is_opt else 45,
-                       color=c, edgecolor="k", lw=0.5, zorder=5)  # fmt: skip
+            ax.scatter(
+                *(scale * tokens[i, t]),
+                marker="*" if is_opt else "^",
+                s=110 if is_opt else 45,
+                color=c,
+                edgecolor="k",
+                lw=0.5,
+                zorder=5,
+            )
             if annotate:
-                ax.annotate(f"γ={scores[i, t]:g}", scale * tokens[i, t], xytext=(4, -9), textcoords="offset points", fontsize=6)
+                ax.annotate(
+                    f"γ={scores[i, t]:g}",
+                    scale * tokens[i, t],
+                    xytext=(4, -9),
+                    textcoords="offset points",
+                    fontsize=6,
+                )
 
 
 def _frame(ax, key, title):
@@ -67,8 +87,16 @@ def _single_input(case, df, meta, title):
     markers = ["*", "s", "o"]
     colors = ["tab:red", "tab:blue", "tab:green"]
     for t, (mk, c) in enumerate(zip(markers, colors, strict=False)):
-        ax.scatter(*toks[t], marker=mk, s=110 if mk == "*" else 45, color=c, edgecolor="k", lw=0.5, zorder=5,
-                   label=f"token ({toks[t, 0]:g}, {toks[t, 1]:g}), γ={arr(m['scores'])[0, t]:g}")  # fmt: skip
+        ax.scatter(
+            *toks[t],
+            marker=mk,
+            s=110 if mk == "*" else 45,
+            color=c,
+            edgecolor="k",
+            lw=0.5,
+            zorder=5,
+            label=f"token ({toks[t, 0]:g}, {toks[t, 1]:g}), γ={arr(m['scores'])[0, t]:g}",
+        )
     _direction(ax, m["gmm"], "tab:red", label="GMM $p^{mm}$")
     if "lmm" in m:
         _direction(ax, m["lmm"], "tab:blue", label="LMM (1, 0)")
@@ -114,15 +142,28 @@ def _fig2(df, meta):
     half = np.arccos(1 - mu)
     ang = np.linspace(-half, half, 50)
     Rmax = 40
-    wedge = np.concatenate([np.c_[R * np.cos(ang), R * np.sin(ang)], np.c_[Rmax * np.cos(ang[::-1]), Rmax * np.sin(ang[::-1])]])
-    ax.fill(wedge[:, 0], wedge[:, 1], color="tab:blue", alpha=0.12, label=f"$C_{{\\mu,R}}$(LMM), μ={mu:g}, R={R:g}")
+    wedge = np.concatenate(
+        [
+            np.c_[R * np.cos(ang), R * np.sin(ang)],
+            np.c_[Rmax * np.cos(ang[::-1]), Rmax * np.sin(ang[::-1])],
+        ]
+    )
+    ax.fill(
+        wedge[:, 0],
+        wedge[:, 1],
+        color="tab:blue",
+        alpha=0.12,
+        label=f"$C_{{\\mu,R}}$(LMM), μ={mu:g}, R={R:g}",
+    )
     for _, g in df.groupby("init"):
         inside = bool(g.inside.iloc[0])
         _path(ax, g, color="tab:blue" if inside else "0.6", arrows=inside)
     _direction(ax, lmm, "tab:blue", label="LMM (1, 0)")
     _direction(ax, meta["gmm"], "tab:red", label="GMM ∝ (−1, 1)")
     toks = arr(meta["tokens"])[0]
-    for t, (mk, c) in enumerate(zip(["*", "s", "o"], ["tab:red", "tab:blue", "tab:green"], strict=False)):
+    for t, (mk, c) in enumerate(
+        zip(["*", "s", "o"], ["tab:red", "tab:blue", "tab:green"], strict=False)
+    ):
         ax.scatter(*toks[t], marker=mk, s=90, color=c, edgecolor="k", lw=0.5, zorder=5)
     _frame(ax, "fig2", "Cone around an LMM (project reconstruction)")
     ax.legend(loc="lower left", fontsize=6)
@@ -143,9 +184,22 @@ def _fig3(case, df, meta):
         _direction(ax, m["p_mm"], "0.5", label="$p^{mm}$")
     X = arr(m["tokens"])
     for i, c in enumerate(["tab:green", "tab:cyan", "gold"]):
-        ax.scatter(*X[i, 1], marker="*", s=110, color=c, edgecolor="k", lw=0.5, zorder=5, label=f"Y={arr(m['labels'])[i]:+g}")
+        ax.scatter(
+            *X[i, 1],
+            marker="*",
+            s=110,
+            color=c,
+            edgecolor="k",
+            lw=0.5,
+            zorder=5,
+            label=f"Y={arr(m['labels'])[i]:+g}",
+        )
     ax.scatter(0, 0, marker="o", s=40, color="0.3", zorder=5)
-    title = "(a) joint (v, p) → ($v^{mm}$, $p^{mm}$)" if case == "fig3a" else "(b) joint (v, p) → ($v^{mm}$, $p^{relax}$)"
+    title = (
+        "(a) joint (v, p) → ($v^{mm}$, $p^{mm}$)"
+        if case == "fig3a"
+        else "(b) joint (v, p) → ($v^{mm}$, $p^{relax}$)"
+    )
     _frame(ax, "fig3", title)
     ax.legend(loc="upper right", fontsize=6)
     return fig
@@ -168,7 +222,12 @@ def _fig4(which, df, meta):
     for method, g in df.groupby("method", sort=False):
         g = g[g.t <= SHOWN]
         lab = f"{'normalized GD' if method == 'ngd' else 'GD'} (η={g.lr.iloc[0]:g})"
-        ax.plot(g.t, g.prob if which == "prob" else g.norm, color="tab:red" if method == "ngd" else "tab:blue", label=lab)
+        ax.plot(
+            g.t,
+            g.prob if which == "prob" else g.norm,
+            color="tab:red" if method == "ngd" else "tab:blue",
+            label=lab,
+        )
     ax.set_xticks(range(0, SHOWN + 1, 50))
     ax.set_xlabel("iteration")
     if which == "prob":
@@ -189,8 +248,14 @@ def _fig5(df, meta):
         for j, C in enumerate(Cs):
             g = df[(df.loss == loss) & (df.C == C) & (df.t <= SHOWN)]
             alpha = 0.25 + 0.75 * j / max(1, len(Cs) - 1)
-            ax.plot(g.p1, g.p2, color=color, alpha=alpha, ls="--" if C >= 100 else "-",
-                    label=f"{loss}" if j == len(Cs) - 1 else None)  # fmt: skip
+            ax.plot(
+                g.p1,
+                g.p2,
+                color=color,
+                alpha=alpha,
+                ls="--" if C >= 100 else "-",
+                label=f"{loss}" if j == len(Cs) - 1 else None,
+            )
     toks = arr(meta["tokens"])
     for i, c in enumerate(["tab:green", "tab:cyan"]):
         ax.scatter(*toks[i, 1], marker="*", s=110, color=c, edgecolor="k", lw=0.5, zorder=5)
@@ -207,10 +272,34 @@ def _fig8(df, meta):
         color = "tab:red" if g.expected.iloc[0] == "gmm" else "tab:blue"
         _path(ax, g, color=color, arrows=False, alpha=0.8)
     toks = arr(meta["tokens"])
-    ax.scatter(*toks[0, 0], marker="*", s=110, color="tab:green", edgecolor="k", zorder=5, label="green: star (1,0), γ=1")
+    ax.scatter(
+        *toks[0, 0],
+        marker="*",
+        s=110,
+        color="tab:green",
+        edgecolor="k",
+        zorder=5,
+        label="green: star (1,0), γ=1",
+    )
     ax.scatter(*toks[0, 1], marker="^", s=45, color="tab:green", edgecolor="k", zorder=5)
-    ax.scatter(*toks[1, 0], marker="*", s=110, color="teal", edgecolor="k", zorder=5, label="teal: star (0,1), γ=1")
-    ax.scatter(*toks[1, 1], marker="s", s=45, color="teal", edgecolor="k", zorder=5, label="teal square (2,0), γ=0")
+    ax.scatter(
+        *toks[1, 0],
+        marker="*",
+        s=110,
+        color="teal",
+        edgecolor="k",
+        zorder=5,
+        label="teal: star (0,1), γ=1",
+    )
+    ax.scatter(
+        *toks[1, 1],
+        marker="s",
+        s=45,
+        color="teal",
+        edgecolor="k",
+        zorder=5,
+        label="teal square (2,0), γ=0",
+    )
     _direction(ax, meta["gmm"], "tab:red", label="GMM (1, 3)")
     _direction(ax, meta["lmm"], "tab:blue", label="LMM (1, 0)")
     _frame(ax, "fig8", "n=2: GMM or LMM by initialisation")
@@ -221,7 +310,9 @@ def _fig8(df, meta):
 def _fig9_fractions(df):
     g = df.groupby("d")
     return g.apply(
-        lambda x: np.array([(~x.saturated).mean(), x.lmm.mean(), x.gmm.mean(), (x.saturated & ~x.lmm).mean()]),
+        lambda x: np.array(
+            [(~x.saturated).mean(), x.lmm.mean(), x.gmm.mean(), (x.saturated & ~x.lmm).mean()]
+        ),
         include_groups=False,
     )
 
@@ -254,7 +345,9 @@ def _fig9b(df, meta):
     ax.set_ylabel("saturated trials")
     ax2 = ax.twinx()
     mean_prob = df[df.saturated].groupby("d").sat_prob.mean()
-    ax2.plot(np.linspace(1.2, 1.9, len(mean_prob)), mean_prob.to_numpy(), "o", color="tab:red", ms=3)
+    ax2.plot(
+        np.linspace(1.2, 1.9, len(mean_prob)), mean_prob.to_numpy(), "o", color="tab:red", ms=3
+    )
     ax2.set_ylabel("mean selected softmax prob. per d (red, d ascending)", fontsize=6)
     ax2.grid(False)
     ax.set_title(r"$\gamma_{gap}$ over saturated trials (pooled over d)")
@@ -268,7 +361,13 @@ def _fig10(df, meta):
         x = np.sort(g.gamma_gap.to_numpy())
         ax.plot(x, np.arange(1, len(x) + 1) / len(x), color="0.7", lw=0.6)
     pooled = np.sort(sat[sat.d >= 5].gamma_gap.to_numpy())
-    ax.plot(pooled, np.arange(1, len(pooled) + 1) / len(pooled), color="tab:blue", lw=1.6, label="pooled, d ≥ 5")
+    ax.plot(
+        pooled,
+        np.arange(1, len(pooled) + 1) / len(pooled),
+        color="tab:blue",
+        lw=1.6,
+        label="pooled, d ≥ 5",
+    )
     ax.axvline(0, color="0.5", ls="--")
     ax.set_xlabel(r"$\gamma_{gap}$")
     ax.set_ylabel("CDF")
@@ -285,14 +384,22 @@ def _fig6(df, meta):
     epochs = sorted(df.epoch.unique())
     images = list(dict.fromkeys(df.image))
     g = int(meta["grid"])
-    fig, axes = new_figure(1.25 * len(epochs) + 0.6, 1.25 * len(images) + 0.6, ncols=len(epochs), nrows=len(images), squeeze=False)
+    fig, axes = new_figure(
+        1.25 * len(epochs) + 0.6,
+        1.25 * len(images) + 0.6,
+        ncols=len(epochs),
+        nrows=len(images),
+        squeeze=False,
+    )
     vmax = df.weight.quantile(0.995)
     for i, img in enumerate(images):
         for j, ep in enumerate(epochs):
             ax = axes[i, j]
             d = df[(df.image == img) & (df.epoch == ep)].sort_values(["row", "col"])
             ax.imshow(d.pixels.to_numpy().reshape(g, g), cmap="gray", vmin=0, vmax=1)
-            ax.imshow(d.weight.to_numpy().reshape(g, g), cmap="inferno", alpha=0.7, vmin=0, vmax=vmax)
+            ax.imshow(
+                d.weight.to_numpy().reshape(g, g), cmap="inferno", alpha=0.7, vmin=0, vmax=vmax
+            )
             ax.set_xticks([])
             ax.set_yticks([])
             ax.grid(False)

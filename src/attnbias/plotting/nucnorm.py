@@ -61,14 +61,26 @@ def _p1(df, meta):
         ax = axes[r, 2]
         spec = info["spectra_at_check"]
         r_kq, r_mg = (int(g[g.t == T]["rank"].iloc[0]) for g in (kq, mg))
-        names = [("kq", f"KQᵀ (rank {r_kq})", NUC, None), ("nuc", f"W*_nuc (rank {info['rank_nuc']})", NUC, "//"),
-                 ("merged", f"W (rank {r_mg})", FRO, None), ("frob", f"W*_F (rank {info['rank_frob']})", FRO, "//")]  # fmt: skip
+        names = [
+            ("kq", f"KQᵀ (rank {r_kq})", NUC, None),
+            ("nuc", f"W*_nuc (rank {info['rank_nuc']})", NUC, "//"),
+            ("merged", f"W (rank {r_mg})", FRO, None),
+            ("frob", f"W*_F (rank {info['rank_frob']})", FRO, "//"),
+        ]
         k = len(spec["kq"])
         x = np.arange(1, k + 1)
         for j, (key, name, color, hatch) in enumerate(names):
             vals = np.maximum(np.asarray(spec[key], dtype=float), 1e-12)
-            ax.bar(x + (j - 1.5) * 0.2, vals, 0.2, color=color, alpha=0.9 if hatch is None else 0.35,
-                   hatch=hatch, edgecolor=color, label=name)  # fmt: skip
+            ax.bar(
+                x + (j - 1.5) * 0.2,
+                vals,
+                0.2,
+                color=color,
+                alpha=0.9 if hatch is None else 0.35,
+                hatch=hatch,
+                edgecolor=color,
+                label=name,
+            )
         ax.axhline(1e-2, color="0.4", ls=":", lw=0.8)
         ax.axhline(1e-4, color="0.4", ls="--", lw=0.8)
         ax.set_yscale("log")
@@ -87,10 +99,13 @@ def _p1(df, meta):
         ax.set_title("(d) excess risk")
         ax.legend(loc="lower left", fontsize=6)
         _steps_axis(ax, d)
-    fig.suptitle(f"p1 ({TAG}): separate K, Q → nuclear-norm SVM; merged W → Frobenius SVM\n"
-                 f"jointly normalised GD, η = {meta['lr']:g}; dotted vertical line: check step; (c) rank thresholds "
-                 f"{meta['rank_tol_trained']:g} (trained, dotted) and {meta['rank_tol_solver']:g} (solvers, dashed)",
-                 fontsize=9)  # fmt: skip
+    fig.suptitle(
+        f"p1 ({TAG}): separate K, Q → nuclear-norm SVM; merged W → Frobenius SVM\n"
+        f"jointly normalised GD, η = {meta['lr']:g}; dotted vertical line: check step; "
+        f"(c) rank thresholds {meta['rank_tol_trained']:g} (trained, dotted) "
+        f"and {meta['rank_tol_solver']:g} (solvers, dashed)",
+        fontsize=9,
+    )
     return fig
 
 
@@ -108,23 +123,43 @@ def _p2(df, meta):
     inst = meta["instances"]
     T = meta["check_step"]
     stems = [f"b{j}" for j in range(len(inst))]
-    fig, axd = plt.subplot_mosaic([["a", *stems], ["leg", *stems]], figsize=(11.0, 3.9),
-                                  width_ratios=[1.3] + [1] * len(inst), height_ratios=[3, 1])  # fmt: skip
+    fig, axd = plt.subplot_mosaic(
+        [["a", *stems], ["leg", *stems]],
+        figsize=(11.0, 3.9),
+        width_ratios=[1.3] + [1] * len(inst),
+        height_ratios=[3, 1],
+    )
     axes = [axd["a"]] + [axd[k] for k in stems]
     ax = axes[0]
     styles = ["-", "--", ":"]
-    for model, col, color, name in (("xi", "ratio_l1", NUC, "(ξ_k, ξ_q): R_ℓ1"), ("beta", "ratio_l1", "tab:purple", "β: R_ℓ1"),
-                                    ("beta", "ratio_l2", FRO, "β: R_ℓ2")):  # fmt: skip
+    for model, col, color, name in (
+        ("xi", "ratio_l1", NUC, "(ξ_k, ξ_q): R_ℓ1"),
+        ("beta", "ratio_l1", "tab:purple", "β: R_ℓ1"),
+        ("beta", "ratio_l2", FRO, "β: R_ℓ2"),
+    ):
         for j, info in enumerate(inst):
             g = df[(df.instance == j) & (df.t >= 1) & (df.model == model)]
-            ax.plot(g.t, _pos(g[col] - 1), color=color, ls=styles[j % 3], label=f"{name}, seed {info['seed']}")
+            ax.plot(
+                g.t,
+                _pos(g[col] - 1),
+                color=color,
+                ls=styles[j % 3],
+                label=f"{name}, seed {info['seed']}",
+            )
     ax.axhline(0.01, color="0.4", ls=":", lw=0.8)
     ax.axhline(0.15, color="0.4", ls="--", lw=0.8)
     ax.set_yscale("log")
     ax.set_ylabel("objective ratio − 1")
     ax.set_title("(a) R − 1 (lines: seeds; gray: 0.01, 0.15)")
     axd["leg"].axis("off")
-    axd["leg"].legend(*ax.get_legend_handles_labels(), fontsize=5.5, loc="center", ncols=3, columnspacing=0.8, handlelength=1.8)
+    axd["leg"].legend(
+        *ax.get_legend_handles_labels(),
+        fontsize=5.5,
+        loc="center",
+        ncols=3,
+        columnspacing=0.8,
+        handlelength=1.8,
+    )
     _steps_axis(ax, df[df.t >= 1])
     _check_line(ax, T)
     for j, info in enumerate(inst):
@@ -136,15 +171,23 @@ def _p2(df, meta):
         sx = int(last[last.model == "xi"].support.iloc[0])
         sb = int(last[last.model == "beta"].support.iloc[0])
         uniq = "unique" if info["l1_unique"] else "not unique"
-        ax.set_title(f"(b) seed {info['seed']} (ℓ1 optimum {uniq})\nsupport: ξ_k⊙ξ_q {sx}, β*_ℓ1 {info['support_l1']}, β {sb}", fontsize=7.5)
+        ax.set_title(
+            f"(b) seed {info['seed']} (ℓ1 optimum {uniq})\nsupport: ξ_k⊙ξ_q {sx}, β*_ℓ1 "
+            f"{info['support_l1']}, β {sb}",
+            fontsize=7.5,
+        )
         ax.set_xlabel("coordinate j")
         ax.set_xticks(range(1, meta["d"] + 1))
         ax.set_ylim(-1.15, 1.15)
         if j == 0:
             ax.set_ylabel("β_j / max|β|")
             ax.legend(fontsize=5.5, loc="lower left")
-    fig.suptitle(f"p2 ({TAG}): diagonal K, Q (ξ_k(0) = {meta['xi0']:g}·1, ξ_q(0) = 0) → ℓ1-SVM; β trained directly → ℓ2-SVM "
-                 f"(n={meta['n']}, L={meta['L']}, d={meta['d']}, η={meta['lr']:g}, stems at t={T})", fontsize=9)  # fmt: skip
+    fig.suptitle(
+        f"p2 ({TAG}): diagonal K, Q (ξ_k(0) = {meta['xi0']:g}·1, ξ_q(0) = 0) → ℓ1-SVM; "
+        "β trained directly → ℓ2-SVM "
+        f"(n={meta['n']}, L={meta['L']}, d={meta['d']}, η={meta['lr']:g}, stems at t={T})",
+        fontsize=9,
+    )
     return fig
 
 
@@ -157,7 +200,13 @@ def _p3(df, meta):
     styles = iter(["-", "--", ":", "-."])
     for label, g in df[df.t >= 1].groupby("init", sort=False):
         kind = g.kind.iloc[0]
-        ax.plot(g.t, _pos(g.ratio_l1), color=colors[kind], ls="-" if kind != "valid" else next(styles), label=label)
+        ax.plot(
+            g.t,
+            _pos(g.ratio_l1),
+            color=colors[kind],
+            ls="-" if kind != "valid" else next(styles),
+            label=label,
+        )
     ax.axhline(2, color="0.4", ls=":", lw=0.8)
     ax.axhline(1.05, color="0.4", ls="--", lw=0.8)
     ax.set_yscale("log")
@@ -171,7 +220,9 @@ def _p3(df, meta):
     x = np.arange(1, k + 1)
     ax.vlines(x, 0, l1 / np.max(np.abs(l1)), color=NUC, alpha=0.35, lw=4, label="β*_ℓ1")
     last = df[df.t == df.t.max()].set_index("init")
-    for (label, beta), mk, off in zip(meta["final_beta"].items(), ["s", "o", "^", "x"], [-0.24, -0.08, 0.08, 0.24], strict=False):
+    for (label, beta), mk, off in zip(
+        meta["final_beta"].items(), ["s", "o", "^", "x"], [-0.24, -0.08, 0.08, 0.24], strict=False
+    ):
         b = np.asarray(beta, dtype=float)
         kind = last.loc[label, "kind"]
         ax.plot(x + off, b / np.max(np.abs(b)), mk, ms=4, ls="none", color=colors[kind],
@@ -183,8 +234,13 @@ def _p3(df, meta):
     ax.set_title("(b) final directions vs β*_ℓ1 (legend: final R_ℓ1)")
     ax.set_ylim(-2.3, 1.15)
     ax.legend(fontsize=5.5, loc="lower center", ncols=2)
-    fig.suptitle(f"p3 ({TAG}): the initialisation condition is necessary —\na sign-locked start (β = ξ_k² ≥ 0) cannot reach "
-                 f"the ℓ1-SVM (n={meta['n']}, L={meta['L']}, d={meta['d']}, seed {meta['seed']}, η={meta['lr']:g})", fontsize=8)  # fmt: skip
+    fig.suptitle(
+        f"p3 ({TAG}): the initialisation condition is necessary —\na sign-locked start "
+        "(β = ξ_k² ≥ 0) cannot reach "
+        f"the ℓ1-SVM (n={meta['n']}, L={meta['L']}, d={meta['d']}, seed {meta['seed']}, "
+        f"η={meta['lr']:g})",
+        fontsize=8,
+    )
     return fig
 
 
@@ -211,11 +267,19 @@ def _p4(df, meta):
     ax.set_yscale("log")
     ax.set_ylim(1e-5, 20)
     ax.set_ylabel("correlation / objective ratio − 1")
-    ax.set_title("(b) both reach a nuclear-norm optimum; only the aligned\nrun reaches the diagonal W* = W*_nuc = W*_F", fontsize=8)
+    ax.set_title(
+        "(b) both reach a nuclear-norm optimum; only the aligned\nrun reaches "
+        "the diagonal W* = W*_nuc = W*_F",
+        fontsize=8,
+    )
     ax.legend(fontsize=6, loc="lower left")
     _steps_axis(ax, df[df.t >= 1])
-    fig.suptitle(f"p4 ({TAG}): Lemma 5.1 on aligned data (n={meta['n']}, L={meta['L']}, d={meta['d']}, z_i = e_(i mod d), "
-                 f"η={meta['lr']:g})", fontsize=9)  # fmt: skip
+    fig.suptitle(
+        f"p4 ({TAG}): Lemma 5.1 on aligned data (n={meta['n']}, L={meta['L']}, d={meta['d']}, "
+        "z_i = e_(i mod d), "
+        f"η={meta['lr']:g})",
+        fontsize=9,
+    )
     return fig
 
 
@@ -227,17 +291,41 @@ def _p5(df, meta):
     fig, axes = new_figure(8.0, 2.8 * nrows, ncols=ncols, nrows=nrows, squeeze=False)
     for ax, ((n, L), g) in zip(axes.flat, cells, strict=False):
         feas = g[g.feasible.astype(bool)]
-        st = feas.groupby("d").agg(nuc=("rank_nuc", "mean"), nuc_sd=("rank_nuc", "std"),
-                                   frob=("rank_frob", "mean"), frob_sd=("rank_frob", "std"))  # fmt: skip
-        ax.errorbar(st.index, st.nuc, yerr=st.nuc_sd.fillna(0), color=NUC, marker="o", ms=3, capsize=2, label="rank W*_nuc")
-        ax.errorbar(st.index, st.frob, yerr=st.frob_sd.fillna(0), color=FRO, marker="s", ms=3, capsize=2, label="rank W*_F")
+        st = feas.groupby("d").agg(
+            nuc=("rank_nuc", "mean"),
+            nuc_sd=("rank_nuc", "std"),
+            frob=("rank_frob", "mean"),
+            frob_sd=("rank_frob", "std"),
+        )
+        ax.errorbar(
+            st.index,
+            st.nuc,
+            yerr=st.nuc_sd.fillna(0),
+            color=NUC,
+            marker="o",
+            ms=3,
+            capsize=2,
+            label="rank W*_nuc",
+        )
+        ax.errorbar(
+            st.index,
+            st.frob,
+            yerr=st.frob_sd.fillna(0),
+            color=FRO,
+            marker="s",
+            ms=3,
+            capsize=2,
+            label="rank W*_F",
+        )
         ax.set_xlabel("d")
         ax.set_xticks(sorted(g.d.unique()))
         ax.set_ylabel(f"mean rank (τ = {meta['rank_tol']:g})")
         ax.set_title(f"n = {n}, L = {L} (n(L−1) = {n * (L - 1)} constraints)")
         ax2 = ax.twinx()
         frac = g.groupby("d").feasible.mean()
-        ax2.plot(frac.index, frac.to_numpy(), color="0.5", ls=":", marker=".", label="feasible fraction")
+        ax2.plot(
+            frac.index, frac.to_numpy(), color="0.5", ls=":", marker=".", label="feasible fraction"
+        )
         ax2.set_ylim(0, 1.05)
         ax2.set_ylabel("feasible fraction", color="0.4")
         ax2.grid(False)
@@ -246,8 +334,11 @@ def _p5(df, meta):
         ax.legend(h1 + h2, l1 + l2, fontsize=6, loc="center right")
     for ax in list(axes.flat)[ncell:]:
         ax.set_visible(False)
-    fig.suptitle(f"p5 ({TAG}, convex only): ranks of the two SVM solutions\n"
-                 f"{meta['instances']} random instances per cell; mean ± sd over the feasible ones", fontsize=9)  # fmt: skip
+    fig.suptitle(
+        f"p5 ({TAG}, convex only): ranks of the two SVM solutions\n"
+        f"{meta['instances']} random instances per cell; mean ± sd over the feasible ones",
+        fontsize=9,
+    )
     return fig
 
 

@@ -29,8 +29,16 @@ STYLE = {
 plt.rcParams.update(STYLE)
 
 # Method colours used by every paper (GD blue, NGD red, Polyak green, Adam purple).
-METHOD_COLORS = {"gd": "tab:blue", "sgd": "tab:blue", "ngd": "tab:red", "sngd": "tab:red",
-                 "polyak": "tab:green", "ps": "tab:green", "sps": "tab:green", "adam": "tab:purple"}  # fmt: skip
+METHOD_COLORS = {
+    "gd": "tab:blue",
+    "sgd": "tab:blue",
+    "ngd": "tab:red",
+    "sngd": "tab:red",
+    "polyak": "tab:green",
+    "ps": "tab:green",
+    "sps": "tab:green",
+    "adam": "tab:purple",
+}
 
 
 def new_figure(width: float = 3.4, height: float = 3.0, ncols: int = 1, nrows: int = 1, **kw):
@@ -74,11 +82,14 @@ def render_caption(template_path, claims_doc: dict, meta: dict, out_path) -> Non
     preset = claims_doc.get("preset")
     claims = claims_doc["claims"]
     n_pass = sum(c["passed"] for c in claims)
-    text += f"**Preset:** {preset}.  **Measured verdict:** {n_pass}/{len(claims)} claims passed.\n\n"
+    text += (
+        f"**Preset:** {preset}.  **Measured verdict:** {n_pass}/{len(claims)} claims passed.\n\n"
+    )
     for c in claims:
         mark = "PASS" if c["passed"] else "**FAIL**"
         text += (
-            f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured ``{_short(c['value'])}``, "
+            f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured "
+            f"``{_short(c['value'])}``, "
             f"threshold ``{c['threshold']}``\n"
         )
     Path(out_path).write_text(text)

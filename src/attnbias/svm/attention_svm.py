@@ -50,7 +50,8 @@ def support_inputs(R: np.ndarray, Y: np.ndarray, v: np.ndarray, tol: float = 1e-
 
 
 def svm_neighbours(K: np.ndarray, alpha, p: np.ndarray, tol: float = 1e-3) -> np.ndarray:
-    """Boolean (n, T): t ∈ T_i iff t ≠ α_i and (k_{iα_i} − k_it)ᵀ p ≤ 1 + tol (active constraint)."""
+    """Boolean (n, T): t ∈ T_i iff t ≠ α_i and (k_{iα_i} − k_it)ᵀ p ≤ 1 + tol (active
+    constraint)."""
     K = np.asarray(K, dtype=np.float64)
     alpha = np.asarray(alpha, dtype=int)
     sel = K[np.arange(len(alpha)), alpha]  # (n, d)

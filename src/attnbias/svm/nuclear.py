@@ -34,7 +34,8 @@ from .qp import DEFAULT_OPTIONS, TIGHT_OPTIONS, InfeasibleSVM, cvxopt, cvxopt_ma
 @dataclass
 class NormSVM:
     """Solution of a min-norm SVM: ``x`` (matrix or vector), its ``norm`` (the objective), the
-    solver ``status``, the multipliers ``dual`` (one per constraint) and the ``margins`` ⟨M_j, x⟩."""
+    solver ``status``, the multipliers ``dual`` (one per constraint) and the ``margins``
+    ⟨M_j, x⟩."""
 
     x: np.ndarray
     norm: float
@@ -201,7 +202,11 @@ def l1_svm(A, b=None, strict: bool = True) -> NormSVM:
     G = np.block([[-A, np.zeros((m, d))], [eye, -eye], [-eye, -eye]])
     h = np.concatenate([-b, np.zeros(2 * d)])
     c = np.concatenate([np.zeros(d), np.ones(d)])
-    sol = _solve(lambda options: cvxopt.solvers.lp(cvxopt_matrix(c), cvxopt_matrix(G), cvxopt_matrix(h), options=options))
+    sol = _solve(
+        lambda options: cvxopt.solvers.lp(
+            cvxopt_matrix(c), cvxopt_matrix(G), cvxopt_matrix(h), options=options
+        )
+    )
     if sol["status"] != "optimal":
         return _failed(d, m, sol["status"], strict, "ℓ1 SVM")
     beta = np.array(sol["x"]).reshape(-1)[:d]
@@ -226,7 +231,9 @@ def l1_unique(A, res: NormSVM, tol: float = 1e-6) -> bool:
     act = res.margins <= 1.0 + 1e-6 * max(1.0, float(np.max(res.margins)))
     cert = A[act].T @ res.dual[act]
     sub = A[np.ix_(act, S)]
-    independent = np.linalg.matrix_rank(sub, tol=tol * max(1.0, np.max(np.abs(sub), initial=0.0))) == int(S.sum())
+    independent = np.linalg.matrix_rank(
+        sub, tol=tol * max(1.0, np.max(np.abs(sub), initial=0.0))
+    ) == int(S.sum())
     strict_off = bool(np.all(np.abs(cert[~S]) < 1.0 - tol)) if (~S).any() else True
     return bool(independent and strict_off)
 

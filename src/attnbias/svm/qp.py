@@ -48,7 +48,9 @@ def cvxopt_matrix(a: np.ndarray) -> cvxopt.matrix:
     return cvxopt.matrix(np.ascontiguousarray(a, dtype=np.float64))
 
 
-def min_norm_qp(A: np.ndarray, b: np.ndarray, method: str = "auto", strict: bool = True) -> QPResult:
+def min_norm_qp(
+    A: np.ndarray, b: np.ndarray, method: str = "auto", strict: bool = True
+) -> QPResult:
     """Solve min ½‖x‖² s.t. A x ≥ b.
 
     ``method``: "primal", "dual" or "auto" (dual when A has fewer rows than columns).
@@ -70,7 +72,11 @@ def min_norm_qp(A: np.ndarray, b: np.ndarray, method: str = "auto", strict: bool
         try:
             if method == "primal":
                 sol = cvxopt.solvers.qp(
-                    cvxopt_matrix(np.eye(d)), cvxopt_matrix(np.zeros(d)), cvxopt_matrix(-A), cvxopt_matrix(-b), options=options
+                    cvxopt_matrix(np.eye(d)),
+                    cvxopt_matrix(np.zeros(d)),
+                    cvxopt_matrix(-A),
+                    cvxopt_matrix(-b),
+                    options=options,
                 )
                 x = np.array(sol["x"]).reshape(-1)
                 lam = np.array(sol["z"]).reshape(-1)
@@ -79,7 +85,11 @@ def min_norm_qp(A: np.ndarray, b: np.ndarray, method: str = "auto", strict: bool
                 # min ½ λᵀGλ − bᵀλ s.t. −λ ≤ 0; a tiny ridge keeps a rank-deficient Gram PD
                 gram = gram + 1e-12 * max(1.0, float(np.trace(gram)) / m) * np.eye(m)
                 sol = cvxopt.solvers.qp(
-                    cvxopt_matrix(gram), cvxopt_matrix(-b), cvxopt_matrix(-np.eye(m)), cvxopt_matrix(np.zeros(m)), options=options
+                    cvxopt_matrix(gram),
+                    cvxopt_matrix(-b),
+                    cvxopt_matrix(-np.eye(m)),
+                    cvxopt_matrix(np.zeros(m)),
+                    options=options,
                 )
                 lam = np.maximum(np.array(sol["x"]).reshape(-1), 0.0)
                 x = A.T @ lam
@@ -96,6 +106,8 @@ def min_norm_qp(A: np.ndarray, b: np.ndarray, method: str = "auto", strict: bool
     )
     if not feasible:
         if strict:
-            raise InfeasibleSVM(f"min-norm QP not solved (status {status!r}); constraints may be infeasible")
+            raise InfeasibleSVM(
+                f"min-norm QP not solved (status {status!r}); constraints may be infeasible"
+            )
         x = np.full(d, np.nan)
     return QPResult(x=x, status=status, objective=0.5 * float(x @ x), dual=lam)

@@ -1,4 +1,4 @@
-"""Figure data for Tarzanagh et al. 2023, *Max-Margin Token Selection in Attention Mechanism*.
+"""Synthetic figure data for Tarzanagh et al. 2023 (Figs 1–5, 8 and the Fig 9/10 study).
 
 Each ``compute_<group>`` returns ``(DataFrame, meta)``; the DataFrame is tidy and plot-ready and
 ``meta["columns"]`` documents its columns.  All dynamics run in float64 with the scaled,
@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..data import synthetic as syn
-from ..metrics import cosine
-from ..models import joint_grad_fn, keys, loss_value, prompt_grad_fn, softmax, token_scores
-from ..optim import run
-from ..svm import (
+from ...data import synthetic as syn
+from ...metrics import cosine
+from ...models import joint_grad_fn, keys, loss_value, prompt_grad_fn, softmax, token_scores
+from ...optim import run
+from ...svm import (
     InfeasibleSVM,
     att_svm,
     classify_selection,
@@ -52,9 +52,24 @@ def _paths(case: str, traj: dict, key_dims=(0, 1)) -> pd.DataFrame:
     )
 
 
-def _fixed_head_run(prob: syn.TokenProblem, p0: np.ndarray, steps: int, lr: float, method="ngd", loss="logistic", record_at=None):
+def _fixed_head_run(
+    prob: syn.TokenProblem,
+    p0: np.ndarray,
+    steps: int,
+    lr: float,
+    method="ngd",
+    loss="logistic",
+    record_at=None,
+):
     K = np.broadcast_to(prob.K, (len(p0),) + prob.K.shape)
-    return run(prompt_grad_fn(K, prob.gamma, loss), {"p": p0}, steps, method=method, lr=lr, record_at=record_at)
+    return run(
+        prompt_grad_fn(K, prob.gamma, loss),
+        {"p": p0},
+        steps,
+        method=method,
+        lr=lr,
+        record_at=record_at,
+    )
 
 
 def _d3_inits(values, axis: int) -> np.ndarray:
@@ -65,7 +80,10 @@ def _d3_inits(values, axis: int) -> np.ndarray:
 
 def compute_fig1(steps: int, lr: float, inits: list[float]) -> tuple[pd.DataFrame, dict]:
     """Figs 1(a)–(c): NGD paths of p on the d = 3 constructions, and their SVM directions."""
-    frames, meta = [], {"steps": steps, "lr": lr, "method": "ngd", "loss": "logistic", "inits": inits}
+    frames, meta = (
+        [],
+        {"steps": steps, "lr": lr, "method": "ngd", "loss": "logistic", "inits": inits},
+    )
     for case, prob, axis in (
         ("fig1a", syn.fig1_single_input(local=False), 1),
         ("fig1b", syn.fig1_single_input(local=True), 1),
@@ -139,7 +157,15 @@ def compute_fig3(steps: int, lr: float, p0: list, v0: list) -> tuple[pd.DataFram
                 "logistic_prob": np.mean(1.0 / (1.0 + np.exp(-f)), axis=-1),
             }
 
-        traj = run(joint_grad_fn(X[None], Y[None], W), params0, steps, method="ngd", lr=lr, normalize="block", observe=observe)
+        traj = run(
+            joint_grad_fn(X[None], Y[None], W),
+            params0,
+            steps,
+            method="ngd",
+            lr=lr,
+            normalize="block",
+            observe=observe,
+        )
         P, V = traj["params"]["p"][:, 0], traj["params"]["v"][:, 0]
         frames.append(
             pd.DataFrame(
@@ -184,7 +210,14 @@ def compute_fig4(steps: int, lr_ngd: float, lr_gd: float) -> tuple[pd.DataFrame,
         def observe(params, out):
             return {"prob": out["s"].max(axis=-1).mean(axis=-1)}
 
-        traj = run(prompt_grad_fn(prob.K[None], prob.gamma[None]), {"p": np.zeros((1, 3))}, steps, method=method, lr=lr, observe=observe)
+        traj = run(
+            prompt_grad_fn(prob.K[None], prob.gamma[None]),
+            {"p": np.zeros((1, 3))},
+            steps,
+            method=method,
+            lr=lr,
+            observe=observe,
+        )
         frames.append(
             pd.DataFrame(
                 {
@@ -218,7 +251,13 @@ def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataF
     gamma = np.stack([p.gamma for p in probs])
     frames = []
     for loss in ("correlation", "logistic"):
-        traj = run(prompt_grad_fn(K, gamma, loss), {"p": np.zeros((len(probs), 3))}, steps, method="ngd", lr=lr)
+        traj = run(
+            prompt_grad_fn(K, gamma, loss),
+            {"p": np.zeros((len(probs), 3))},
+            steps,
+            method="ngd",
+            lr=lr,
+        )
         df = _paths(loss, traj).rename(columns={"case": "loss"})
         df["C"] = np.asarray(C_values, dtype=float)[df["init"].to_numpy()]
         frames.append(df.drop(columns="init"))
@@ -259,13 +298,27 @@ def compute_fig8(steps: int, lr: float, gmm_inits: list, lmm_inits: list):
         "gmm": att_svm(K2, [0, 0]).x,
         "lmm": att_svm(K2, [0, 1]).x,
         "starts": [list(s[0]) for s in starts],
-        "columns": dict(PATH_COLUMNS, expected="limit the construction predicts for this start (gmm or lmm)"),
+        "columns": dict(
+            PATH_COLUMNS, expected="limit the construction predicts for this start (gmm or lmm)"
+        ),
     }
     return df, meta
 
 
-def fig9_trials(d: int, trials: int, n: int, T: int, steps: int, lr: float, seed: int, sat_tol: float, nb_tol: float, init_scale: float) -> pd.DataFrame:
-    """One d of the over-parameterisation study: all trials advanced together, then one QP per trial."""
+def fig9_trials(
+    d: int,
+    trials: int,
+    n: int,
+    T: int,
+    steps: int,
+    lr: float,
+    seed: int,
+    sat_tol: float,
+    nb_tol: float,
+    init_scale: float,
+) -> pd.DataFrame:
+    """One d of the over-parameterisation study: all trials advanced together, then one QP per
+    trial."""
     X, Y, v, p0 = syn.random_sphere_trials(d, trials, n, T, seed, init_scale)
     gamma = token_scores(X, Y, v)  # W = I: keys are the tokens
     traj = run(prompt_grad_fn(X, gamma), {"p": p0}, steps, method="ngd", lr=lr, record_at=[steps])
@@ -319,9 +372,23 @@ FIG9_COLUMNS = {
 }
 
 
-def compute_fig9(d_grid: list[int], trials: int, n: int, T: int, steps: int, lr: float, seed_base: int, sat_tol: float, nb_tol: float, init_scale: float):
+def compute_fig9(
+    d_grid: list[int],
+    trials: int,
+    n: int,
+    T: int,
+    steps: int,
+    lr: float,
+    seed_base: int,
+    sat_tol: float,
+    nb_tol: float,
+    init_scale: float,
+):
     """Figs 9–10: the random-trial study over the d grid (seed = seed_base + d)."""
-    frames = [fig9_trials(d, trials, n, T, steps, lr, seed_base + d, sat_tol, nb_tol, init_scale) for d in d_grid]
+    frames = [
+        fig9_trials(d, trials, n, T, steps, lr, seed_base + d, sat_tol, nb_tol, init_scale)
+        for d in d_grid
+    ]
     meta = {
         "d_grid": d_grid,
         "trials": trials,
@@ -342,148 +409,3 @@ def risk(prob: syn.TokenProblem, p: np.ndarray, loss: str = "logistic") -> float
     """L(p) for a fixed-head problem (used in tests and sanity checks)."""
     s = softmax(prob.K @ p)
     return float(np.mean(loss_value(np.sum(s * prob.gamma, axis=-1), loss)))
-
-
-# ---------------------------------------------------------------------------------------------
-# Figs 6–7: ViT attention sparsification (deep-learning engine)
-# ---------------------------------------------------------------------------------------------
-
-VIT_FIG7_COLUMNS = {
-    "epoch": "epoch (0 = at initialisation)",
-    "zeta": "soft-sparsity ζ = 1/Σ s² of the renormalised, head-averaged last-layer [CLS] attention over patches, mean over the probe set",
-    "wnorm": "‖W_qᵀ W_k‖_F of the last attention layer",
-    "train_loss": "mean training cross-entropy over the epoch (NaN at epoch 0)",
-    "train_acc": "mean training-batch accuracy over the epoch (NaN at epoch 0)",
-    "probe_acc": "accuracy on the probe (held-out) set",
-}
-VIT_FIG6_COLUMNS = {
-    "epoch": "epoch at which the map was taken",
-    "image": "index of the fixed image (first test image of each class)",
-    "label": "class of the image",
-    "row": "patch row",
-    "col": "patch column",
-    "weight": "renormalised head-averaged [CLS] attention on that patch",
-    "pixels": "the image's mean intensity on that patch (for the background), in [0, 1]",
-}
-
-
-def _image_data(dataset: str, data_seed: int, cifar_source: str):
-    from ..data.images import digits16, load_cifar10
-
-    if dataset == "digits":
-        return digits16(seed=data_seed)
-    if dataset == "cifar10":
-        return load_cifar10(cifar_source)
-    raise ValueError(f"unknown dataset {dataset!r} (digits | cifar10)")
-
-
-def train_vit(
-    dataset: str,
-    image_size: int,
-    patch_size: int,
-    hidden: int,
-    layers: int,
-    heads: int,
-    mlp: int,
-    optimizer: str,
-    lr: float,
-    momentum: float,
-    batch_size: int,
-    epochs: int,
-    augment_pad: int,
-    augment_flip: bool,
-    probe_size: int,
-    map_epochs: list[int],
-    map_classes: list[int],
-    seed: int,
-    data_seed: int = 0,
-    cifar_source: str = "uoft-cs/cifar10",
-    compile: bool = False,
-    checkpoint=None,
-    metrics_log=None,
-    accelerator: str = "auto",
-):
-    """Train a ViT (weight decay 0) and record, every epoch, ζ of the last-layer [CLS] attention over
-    a fixed probe set and ‖W_qᵀW_k‖_F; store the attention maps of fixed images at ``map_epochs``.
-
-    Returns {"fig6": (maps DataFrame, meta), "fig7": (curves DataFrame, meta)}.
-    """
-    import torch
-
-    from ..metrics import soft_sparsity
-    from ..models.vit import build_vit, cls_attention, combined_qk_norm
-    from ..train import TrainConfig, fit, resolve_device
-
-    device = resolve_device(accelerator)
-    splits = _image_data(dataset, data_seed, cifar_source)
-    channels = splits.x_train.shape[1]
-    model = build_vit(image_size, patch_size, channels, hidden, layers, heads, mlp, int(splits.y_train.max()) + 1, seed)
-    x_train = splits.normalise(splits.x_train)
-    probe_n = len(splits.x_test) if probe_size <= 0 else min(probe_size, len(splits.x_test))
-    probe_x = splits.normalise(splits.x_test[:probe_n]).to(device)
-    probe_y = splits.y_test[:probe_n].to(device)
-    from ..data.images import first_of_each_class
-
-    map_idx = first_of_each_class(splits.y_test, map_classes)
-    map_x = splits.normalise(splits.x_test[map_idx]).to(device)
-    grid = image_size // patch_size
-    raw = splits.x_test[map_idx].float()
-    raw = raw / 255.0 if splits.x_test.dtype == torch.uint8 else raw
-    patch_pix = torch.nn.functional.avg_pool2d(raw.mean(1, keepdim=True), patch_size)[:, 0].reshape(len(map_idx), -1)
-    wanted = set(map_epochs)
-
-    def on_epoch_end(m, epoch):
-        att, logits = cls_attention(m, probe_x)
-        row = {
-            "zeta": float(soft_sparsity(att.double().cpu().numpy()).mean()),
-            "wnorm": combined_qk_norm(m),
-            "probe_acc": float((logits.argmax(-1) == probe_y).float().mean()),
-        }
-        if epoch in wanted:  # kept in the (checkpointed) history, so a resumed run still has it
-            row["map"] = cls_attention(m, map_x)[0].cpu().tolist()
-        return row
-
-    def loss_fn(m, batch):
-        logits = m(pixel_values=batch["x"]).logits
-        loss = torch.nn.functional.cross_entropy(logits.float(), batch["y"])
-        return loss, {"train_acc": (logits.argmax(-1) == batch["y"]).float().mean().detach()}
-
-    cfg = TrainConfig(
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        optimizer=optimizer,
-        momentum=momentum,
-        weight_decay=0.0,  # weight decay would cap ‖W‖ and mask the effect
-        seed=seed,
-        augment_pad=augment_pad,
-        augment_flip=augment_flip,
-        compile=compile,
-    )
-    history = fit(
-        model, {"x": x_train, "y": splits.y_train}, loss_fn, cfg, device,
-        checkpoint=checkpoint, metrics_log=metrics_log, on_epoch_end=on_epoch_end,
-    )  # fmt: skip
-    curves = pd.DataFrame(history).reindex(columns=list(VIT_FIG7_COLUMNS))
-    maps = {r["epoch"]: np.asarray(r["map"]) for r in history if "map" in r}
-    rows = []
-    for epoch in sorted(maps):
-        w = maps[epoch]
-        for j, img in enumerate(map_idx):
-            for k in range(w.shape[1]):
-                rows.append((epoch, img, int(splits.y_test[img]), k // grid, k % grid, float(w[j, k]), float(patch_pix[j, k])))
-    maps_df = pd.DataFrame(rows, columns=list(VIT_FIG6_COLUMNS))
-    common = {
-        "dataset": dataset,
-        "stand_in": splits.stand_in,
-        "device": str(device),
-        "model": {"image_size": image_size, "patch_size": patch_size, "hidden": hidden, "layers": layers, "heads": heads, "mlp": mlp},
-        "optimizer": {"name": optimizer, "lr": lr, "momentum": momentum, "batch_size": batch_size, "weight_decay": 0.0},
-        "epochs": epochs,
-        "probe_size": probe_n,
-        "tokens": grid * grid + 1,
-    }
-    return {
-        "fig6": (maps_df, dict(common, grid=grid, map_epochs=sorted(maps), columns=VIT_FIG6_COLUMNS)),
-        "fig7": (curves, dict(common, columns=VIT_FIG7_COLUMNS)),
-    }
