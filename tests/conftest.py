@@ -84,7 +84,8 @@ def snakemake_cmd(*args, cwd=None, timeout=600, check=False):
     res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and res.returncode != 0:
         raise AssertionError(
-            f"{' '.join(cmd)} failed ({res.returncode}):\n{res.stdout[-4000:]}\n{res.stderr[-8000:]}"
+            f"{' '.join(cmd)} failed ({res.returncode}):\n"
+            f"{res.stdout[-4000:]}\n{res.stderr[-8000:]}"
         )
     return res
 
@@ -95,8 +96,18 @@ def ci_configfiles(root=ROOT):
     return [cfg / "ci.yaml", *sorted(cfg.glob("ci_*.yaml"))]
 
 
-COPY_IGNORE = (".venv", "venv", *STATE_DIRS, ".git", "__pycache__", "*.egg-info", ".pytest_cache",
-               ".ruff_cache", "report.html", "report.zip")
+COPY_IGNORE = (
+    ".venv",
+    "venv",
+    *STATE_DIRS,
+    ".git",
+    "__pycache__",
+    "*.egg-info",
+    ".pytest_cache",
+    ".ruff_cache",
+    "report.html",
+    "report.zip",
+)
 
 
 def copy_workflow(dest: Path) -> Path:

@@ -1,4 +1,5 @@
-"""Tiny end-to-end run of the workflow in a temporary copy, with claims_strict=true, and the report."""
+"""Tiny end-to-end run of the workflow in a temporary copy, with claims_strict=true, and the
+report."""
 
 import json
 import re
@@ -12,7 +13,18 @@ from conftest import ci_configfiles, copy_workflow, snakemake_cmd
 def run_dir(tmp_path_factory):
     d = copy_workflow(tmp_path_factory.mktemp("wf") / "attnbias")
     cfgs = ci_configfiles(d)
-    res = snakemake_cmd("--cores", "2", "cpu_figures", "checks", "--configfile", *cfgs, "--config", "claims_strict=true", cwd=d, timeout=3000)
+    res = snakemake_cmd(
+        "--cores",
+        "2",
+        "cpu_figures",
+        "checks",
+        "--configfile",
+        *cfgs,
+        "--config",
+        "claims_strict=true",
+        cwd=d,
+        timeout=3000,
+    )
     assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
     return d
 
@@ -33,9 +45,13 @@ def test_every_claim_passes(run_dir):
 
 
 def test_figures_and_data_exist(run_dir):
-    for fig in "fig1a fig1b fig1c fig2 fig3a fig3b fig3c fig4a fig4b fig5 fig8 fig9a fig9b fig10".split():
+    for (
+        fig
+    ) in "fig1a fig1b fig1c fig2 fig3a fig3b fig3c fig4a fig4b fig5 fig8 fig9a fig9b fig10".split():
         for ext in ("pdf", "png"):
-            assert (run_dir / "results" / "figures" / "maxmargin" / f"{fig}.{ext}").stat().st_size > 1000
+            assert (
+                run_dir / "results" / "figures" / "maxmargin" / f"{fig}.{ext}"
+            ).stat().st_size > 1000
     summary = (run_dir / "results" / "claims" / "summary.md").read_text()
     assert "0 failed" in summary
     meta = json.loads((run_dir / "results" / "data" / "maxmargin" / "fig9.json").read_text())
@@ -44,7 +60,17 @@ def test_figures_and_data_exist(run_dir):
 
 def test_strict_gate_and_rerun_is_noop(run_dir):
     cfgs = ci_configfiles(run_dir)
-    res = snakemake_cmd("-n", "--cores", "1", "all", "--configfile", *cfgs, "--config", "claims_strict=true", cwd=run_dir)
+    res = snakemake_cmd(
+        "-n",
+        "--cores",
+        "1",
+        "all",
+        "--configfile",
+        *cfgs,
+        "--config",
+        "claims_strict=true",
+        cwd=run_dir,
+    )
     assert res.returncode == 0
     assert "maxmargin_compute" not in res.stdout  # nothing recomputes
 
@@ -53,7 +79,9 @@ def test_changed_setting_reruns_only_its_computation(run_dir):
     """Settings reach scripts through params:, so Snakemake reruns exactly what changed."""
     changed = run_dir / "changed.yaml"
     changed.write_text("maxmargin:\n  fig4: {lr_gd: 0.5}\n")
-    res = snakemake_cmd("-n", "--cores", "1", "all", "--configfile", *ci_configfiles(run_dir), changed, cwd=run_dir)
+    res = snakemake_cmd(
+        "-n", "--cores", "1", "all", "--configfile", *ci_configfiles(run_dir), changed, cwd=run_dir
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert "maxmargin_compute_fig4" in res.stdout
     assert "maxmargin_compute_fig1" not in res.stdout and "maxmargin_compute_fig9" not in res.stdout
@@ -62,7 +90,20 @@ def test_changed_setting_reruns_only_its_computation(run_dir):
 
 def test_report_zip(run_dir):
     cfgs = ci_configfiles(run_dir)
-    res = snakemake_cmd("--cores", "1", "cpu_figures", "checks", "--configfile", *cfgs, "--config", "claims_strict=true", "--report", "report.zip", cwd=run_dir, timeout=600)
+    res = snakemake_cmd(
+        "--cores",
+        "1",
+        "cpu_figures",
+        "checks",
+        "--configfile",
+        *cfgs,
+        "--config",
+        "claims_strict=true",
+        "--report",
+        "report.zip",
+        cwd=run_dir,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-4000:]
     with zipfile.ZipFile(run_dir / "report.zip") as z:
         names = z.namelist()
@@ -76,11 +117,32 @@ def test_failed_claim_is_reported_and_strict_fails(run_dir):
     bad = run_dir / "bad.yaml"
     bad.write_text("maxmargin:\n  fig4: {steps: 200, lr_ngd: 0.001, lr_gd: 1.0}\n")
     cfgs = ci_configfiles(run_dir)
-    res = snakemake_cmd("--cores", "2", "maxmargin_fig4a", "checks", "--configfile", *cfgs, bad, "--config", "claims_strict=false", cwd=run_dir)
+    res = snakemake_cmd(
+        "--cores",
+        "2",
+        "maxmargin_fig4a",
+        "checks",
+        "--configfile",
+        *cfgs,
+        bad,
+        "--config",
+        "claims_strict=false",
+        cwd=run_dir,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     summary = (run_dir / "results" / "claims" / "summary.md").read_text()
     assert "FAIL" in summary and "ngd_prob_t50" in summary
-    res = snakemake_cmd("--cores", "1", "all", "--configfile", *cfgs, bad, "--config", "claims_strict=true", cwd=run_dir)
+    res = snakemake_cmd(
+        "--cores",
+        "1",
+        "all",
+        "--configfile",
+        *cfgs,
+        bad,
+        "--config",
+        "claims_strict=true",
+        cwd=run_dir,
+    )
     assert res.returncode != 0
     assert "claims_strict" in (res.stdout + res.stderr)
     assert (run_dir / "results" / "claims" / "summary.csv").exists()

@@ -11,7 +11,7 @@ import torch
 from conftest import BIN, ci_configfiles, copy_workflow, snakemake_cmd
 
 TARGET = "results/data/maxmargin/fig7.csv"
-CKPT = "results/scratch/maxmargin_vit_train/quick/checkpoint.pt"
+CKPT = "results/scratch/maxmargin_vit_train/quick/seed0/checkpoint.pt"
 
 
 def _checkpoint_epoch(path):
@@ -26,12 +26,16 @@ def test_sigkill_then_resume_matches_uninterrupted(tmp_path):
     clean = copy_workflow(tmp_path / "clean")
     args = ["--cores", "2", TARGET, "--configfile", *ci_configfiles(killed)]
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    proc = subprocess.Popen([str(BIN / "snakemake"), *map(str, args)], cwd=killed, env=env, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(BIN / "snakemake"), *map(str, args)], cwd=killed, env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
     try:
         deadline = time.time() + 600
         while _checkpoint_epoch(killed / CKPT) < 2:
-            assert proc.poll() is None, "training finished before it could be killed; make the CI run longer"
+            assert proc.poll() is None, (
+                "training finished before it could be killed; make the CI run longer"
+            )
             assert time.time() < deadline, "no checkpoint appeared"
             time.sleep(0.2)
     finally:
@@ -44,11 +48,13 @@ def test_sigkill_then_resume_matches_uninterrupted(tmp_path):
     assert snakemake_cmd("--unlock", *args[2:], cwd=killed).returncode == 0
     res = snakemake_cmd(*args, "--rerun-incomplete", cwd=killed, timeout=900)
     assert res.returncode == 0, res.stderr[-4000:]
-    log = (killed / "results/logs/maxmargin_vit_train.log").read_text()
+    log = (killed / "results/logs/maxmargin_vit_train/seed0.log").read_text()
     assert f"resumed from {CKPT} at epoch {epoch_at_kill}" in log
     assert not (killed / CKPT).exists()  # a finished run's checkpoint is dropped (no stale resume)
 
-    res = snakemake_cmd("--cores", "2", TARGET, "--configfile", *ci_configfiles(clean), cwd=clean, timeout=900)
+    res = snakemake_cmd(
+        "--cores", "2", TARGET, "--configfile", *ci_configfiles(clean), cwd=clean, timeout=900
+    )
     assert res.returncode == 0, res.stderr[-4000:]
     a, b = pd.read_csv(killed / TARGET), pd.read_csv(clean / TARGET)
     pd.testing.assert_frame_equal(a, b)

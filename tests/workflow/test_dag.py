@@ -16,7 +16,9 @@ def registered_figures():
     rules = set(res.stdout.split())
     figs = []
     for rule in sorted(rules):
-        m = re.fullmatch(r"(maxmargin|fastrates|nucnorm|lowrank)_((?:fig|table|p)[A-Za-z0-9]+)", rule)
+        m = re.fullmatch(
+            r"(maxmargin|fastrates|nucnorm|lowrank)_((?:fig|table|p)[A-Za-z0-9]+)", rule
+        )
         if m and f"{m[1]}_check_{m[2]}" in rules:
             figs.append((m[1], m[2]))
     return figs
@@ -27,7 +29,9 @@ FIGS = registered_figures()
 
 def test_registry_has_every_maxmargin_figure():
     ids = {f for p, f in FIGS if p == "maxmargin"}
-    expected = "fig1a fig1b fig1c fig2 fig3a fig3b fig3c fig4a fig4b fig5 fig8 fig9a fig9b fig10".split()
+    expected = (
+        "fig1a fig1b fig1c fig2 fig3a fig3b fig3c fig4a fig4b fig5 fig8 fig9a fig9b fig10".split()
+    )
     assert set(expected) <= ids
 
 
@@ -40,7 +44,9 @@ def test_dry_run_all_default_config():
 
 @pytest.mark.parametrize("paper,fig", FIGS, ids=[f"{p}/{f}" for p, f in FIGS])
 def test_dry_run_each_figure_file(paper, fig):
-    res = snakemake_cmd("-n", "--cores", "1", "--nolock", f"results/figures/{paper}/{fig}.pdf", "--forceall")
+    res = snakemake_cmd(
+        "-n", "--cores", "1", "--nolock", f"results/figures/{paper}/{fig}.pdf", "--forceall"
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert f"{paper}_{fig} " in res.stdout or f"rule {paper}_{fig}:" in res.stdout
     assert f"{paper}_check_{fig}" in res.stdout
@@ -53,19 +59,39 @@ def test_paper_targets_dry_run():
 
 
 def test_paper_scale_builds_offline():
-    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--forceall", "--config", "scale=paper")
+    res = snakemake_cmd(
+        "-n", "--cores", "1", "--nolock", "all", "--forceall", "--config", "scale=paper"
+    )
     assert res.returncode == 0, res.stderr[-3000:]
 
 
 def test_precomputed_quick_trains_on_cpu():
     """Quick-preset GPU figures are CPU runs: precomputed changes nothing there."""
-    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "gpu_figures", "--forceall", "--config", "gpu_results=precomputed")
+    res = snakemake_cmd(
+        "-n",
+        "--cores",
+        "1",
+        "--nolock",
+        "gpu_figures",
+        "--forceall",
+        "--config",
+        "gpu_results=precomputed",
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert "maxmargin_vit_train" in res.stdout
 
 
 def test_precomputed_paper_without_committed_results_is_a_clear_error():
-    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "gpu_figures", "--config", "scale=paper", "gpu_results=precomputed")
+    res = snakemake_cmd(
+        "-n",
+        "--cores",
+        "1",
+        "--nolock",
+        "gpu_figures",
+        "--config",
+        "scale=paper",
+        "gpu_results=precomputed",
+    )
     assert res.returncode != 0
     assert "no precomputed results are committed" in res.stdout + res.stderr
 
@@ -74,13 +100,23 @@ def test_precomputed_paper_copies_committed_results(tmp_path):
     from conftest import copy_workflow
 
     d = copy_workflow(tmp_path / "wf")
-    pc = d / "workflow" / "precomputed" / "maxmargin" / "vit"
-    pc.mkdir(parents=True)
-    for f in ("fig6.csv", "fig6.json", "fig7.csv", "fig7.json"):
-        (pc / f).write_text("")
-    res = snakemake_cmd("-n", "--cores", "1", "results/data/maxmargin/fig7.csv", "--config", "scale=paper", "gpu_results=precomputed", cwd=d)
+    for fig in ("fig6", "fig7"):
+        pc = d / "workflow" / "precomputed" / "maxmargin" / fig
+        pc.mkdir(parents=True)
+        for ext in ("csv", "json"):
+            (pc / f"{fig}.{ext}").write_text("")
+    res = snakemake_cmd(
+        "-n",
+        "--cores",
+        "1",
+        "results/data/maxmargin/fig7.csv",
+        "--config",
+        "scale=paper",
+        "gpu_results=precomputed",
+        cwd=d,
+    )
     assert res.returncode == 0, res.stdout[-3000:]
-    assert "maxmargin_precomputed_vit" in res.stdout and "maxmargin_vit_train" not in res.stdout
+    assert "maxmargin_precomputed_fig7" in res.stdout and "maxmargin_vit_train" not in res.stdout
 
 
 def test_ci_config_is_schema_valid():
@@ -115,6 +151,8 @@ def test_invalid_config_is_rejected_naming_the_key(tmp_path, cfg, key):
 
 
 def test_boolean_switch_from_command_line():
-    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--forceall", "--config", "claims_strict=true")
+    res = snakemake_cmd(
+        "-n", "--cores", "1", "--nolock", "all", "--forceall", "--config", "claims_strict=true"
+    )
     assert res.returncode == 0, res.stdout[-2000:]
     assert "claims_gate" in res.stdout

@@ -1,4 +1,4 @@
-"""The suite is hermetic: it passes in a checkout that holds a finished run, and leaves that run alone.
+"""The suite is hermetic: it passes in a checkout that holds a finished run, and leaves it alone.
 
 A user follows the README: command 1 runs the workflow, command 2 runs the tests in the same
 checkout.  Here a copy of the workflow plays that checkout: one small target really runs, and
@@ -30,7 +30,7 @@ DAG_TESTS = " or ".join(
 
 
 def finish_run(checkout: Path) -> None:
-    """Give ``checkout`` the state of a finished ``all``: one real small target, the rest touched."""
+    """Give ``checkout`` the state of a finished ``all``: a real small target, the rest touched."""
     snakemake_cmd("--cores", "1", "maxmargin_fig1c", cwd=checkout, check=True, timeout=900)
     plan = snakemake_cmd("-n", "--forceall", "--cores", "1", "all", cwd=checkout, check=True)
     outputs = {

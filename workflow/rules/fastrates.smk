@@ -2,9 +2,9 @@
 # (arXiv 2402.05738).  Spec: ../shared/specs/fastrates.md.  Synthetic figures (float64, CPU,
 # seconds): Figs 2, 3, 5 and the spec's proposals Figs 8-10 and Table 1 (fitted from the Fig 2
 # runs).  Deep-learning figures (below): BERT fine-tuning (Figs 1, 4) and the proposals Fig 6 (MNIST,
-# the paper's one-layer model) and Fig 7 (ViT-small), each with a quick (CPU, offline stand-in) and a
-# paper (hub data, GPU) block.  Settings live under `fastrates:` in config.yaml, schema
-# workflow/schemas/fastrates.schema.yaml.
+# the paper's one-layer model) and Fig 7 (ViT-small): CPU, offline stand-ins in the quick preset;
+# hub data on a GPU in the paper preset.  Settings live under `fastrates:` in config.yaml and
+# workflow/presets/paper.yaml, schema workflow/schemas/fastrates.schema.yaml.
 
 _FR_CODE = [
     "experiments/fastrates/__init__.py",
@@ -55,54 +55,13 @@ rule fastrates_table1_files:
 # writes results/data/fastrates/<fig>.{csv,json}.  Hub data and weights (paper preset) are fetched by
 # download rules, never at DAG-build time.
 _FR = config["fastrates"]
-_FR_HUB_DATA = {"mnli": "nyu-mll/glue", "civil_comments": "google/civil_comments", "cifar10": "uoft-cs/cifar10", "mnist": "ylecun/mnist"}  # fmt: skip
-_FR_HUB_CONFIG = {"mnli": "mnli"}
-
-
-def _fr_downloads(fig):
-    """Download markers of a figure's hub dataset (and model, for the text figures)."""
-    block = _FR[fig]
-    out = []
-    if block["dataset"] in _FR_HUB_DATA:
-        out.append(
-            register_download(
-                "fastrates",
-                block["dataset"],
-                "data.hub.fetch_assets",
-                {
-                    "kind": "dataset",
-                    "names": [block["source"] or _FR_HUB_DATA[block["dataset"]]],
-                    "config": _FR_HUB_CONFIG.get(block["dataset"]),
-                },
-                mem_mb=16000,
-                runtime=120,
-            )
-        )
-    if block.get("model", "minilm") != "minilm":
-        out.append(
-            register_download(
-                "fastrates",
-                block["model"].rsplit("/", 1)[-1],
-                "data.hub.fetch_assets",
-                {"kind": "model", "names": [block["model"]]},
-                runtime=60,
-            )
-        )
-    return out
-
-
-def _fr_run_settings(fig):
-    """A training run's settings: the figure's block, its optimiser and grid value."""
-
-    def settings(point, block=_FR[fig]):
-        shared = {k: v for k, v in block.items() if k != "optimizers"}
-        opt = {k: v for k, v in block["optimizers"][point["opt"]].items() if k != "grid"}
-        return dict(
-            shared, figure=fig, optimizer=point["opt"], lr=point["lr"], opt_settings=opt
-        )
-
-    return settings
-
+# the hub datasets of the deep-learning figures (paper preset): default id and config
+_FR_HUB_DATA = {
+    "mnli": ("nyu-mll/glue", "mnli"),
+    "civil_comments": ("google/civil_comments", None),
+    "cifar10": ("uoft-cs/cifar10", None),
+    "mnist": ("ylecun/mnist", None),
+}
 
 for _fig, _func in (
     ("fig1", "fastrates.train_text"),
@@ -118,7 +77,18 @@ for _fig, _func in (
             for lr in o["grid"]
         ],
         func=_func,
-        settings=_fr_run_settings(_fig),
+        # a run: the figure's block, its optimiser and grid value
+        settings=lambda point, fig=_fig, block=_FR[_fig]: dict(
+            {k: v for k, v in block.items() if k != "optimizers"},
+            figure=fig,
+            optimizer=point["opt"],
+            lr=point["lr"],
+            opt_settings={
+                k: v
+                for k, v in block["optimizers"][point["opt"]].items()
+                if k != "grid"
+            },
+        ),
         gathers={
             _fig: dict(
                 func="fastrates.gather_dl",
@@ -146,10 +116,14 @@ for _fig, _func in (
                 ["experiments/fastrates/finetune.py", "models/sequence.py"]
                 + ["data/text.py", "data/offline.py"]
                 if _func == "fastrates.train_text"
-                else ["experiments/fastrates/image.py", "models/vit.py", "data/images.py"]
+                else [
+                    "experiments/fastrates/image.py",
+                    "models/vit.py",
+                    "data/images.py",
+                ]
             ),
         ],
-        inputs={"downloads": _fr_downloads(_fig)},
+        inputs={"downloads": block_downloads("fastrates", _FR[_fig], _FR_HUB_DATA)},
         resources={
             "quick": dict(mem_mb=3000, runtime=20),
             "paper": dict(threads=4, mem_mb=32000, runtime=240, gpu_mem_mb=8000),
@@ -171,7 +145,7 @@ rule fastrates_compute_fig6:
                 "data/hub.py",
             ]
         ],
-        downloads=_fr_downloads("fig6"),
+        downloads=block_downloads("fastrates", _FR["fig6"], _FR_HUB_DATA),
     output:
         csv="results/data/fastrates/fig6.csv",
         meta="results/data/fastrates/fig6.json",
@@ -183,7 +157,8 @@ rule fastrates_compute_fig6:
         "../../environment.yml"
     threads: 1
     resources:
-        mem_mb=lambda wildcards, attempt: (16000 if SCALE == "paper" else 2000) * attempt,
+        mem_mb=lambda wildcards, attempt: (16000 if SCALE == "paper" else 2000)
+        * attempt,
         runtime=lambda wildcards, attempt: (120 if SCALE == "paper" else 10) * attempt,
     params:
         func="fastrates.compute_fig6",

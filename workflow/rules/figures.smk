@@ -65,8 +65,8 @@ for (_paper, _name), _s in SWEEPS.items():
             name:
                 f"{_paper}_{_name}_train"
             input:
-                code=_s["code"],
                 **_s["inputs"],
+                code=_s["code"],
             output:
                 **_s["outputs"],
             log:
@@ -103,12 +103,16 @@ for (_paper, _name), _s in SWEEPS.items():
                 name:
                     f"{_paper}_precomputed_{_group}"
                 input:
-                    precomputed_files(_paper, _group, [f"{_group}.csv", f"{_group}.json"]),
+                    precomputed_files(
+                        _paper, _group, [f"{_group}.csv", f"{_group}.json"]
+                    ),
                 output:
                     data_files(_paper, _group),
                 localrule: True
+                params:
+                    folder=f"results/data/{_paper}",
                 shell:
-                    "for i in {input}; do cp $i results/data/" + _paper + "/; done"
+                    "cp {input} {params.folder}/"
 
         elif _g is not None:
 

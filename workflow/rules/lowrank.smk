@@ -32,24 +32,12 @@ register_compute(
 )
 
 
-def _grid(*axes):
-    """Every combination of the named axes, as sweep points (the first axis varies slowest)."""
-    points = [{}]
-    for key, values in axes:
-        points = [dict(p, **{key: v}) for p in points for v in values]
-    return points
-
-
-def _floats(values):
-    return [float(v) for v in (values if isinstance(values, list) else [values])]
-
-
 # --- Fig 2: associative recall ------------------------------------------------------------------
 _FIG2 = _LR["fig2"]
 register_sweep(
     "lowrank",
     "fig2",
-    points=_grid(("lam", _floats(_FIG2["lambdas"])), ("seed", _FIG2["seeds"])),
+    points=grid_points(("lam", as_floats(_FIG2["lambdas"])), ("seed", _FIG2["seeds"])),
     func="lowrank.recall.train_recall_job",
     settings={
         k: v for k, v in _FIG2.items() if k not in ("lambdas", "seeds", "solved_acc")
@@ -84,14 +72,14 @@ register_sweep(
 
 # --- Fig 3 (left), App. Fig. C, Table 1: GPT-2 language models ----------------------------------
 _LM, _FIG3, _FIGC, _T1 = _LR["lm"], _LR["fig3"], _LR["figC"], _LR["table1"]
-_LM_FIG3 = _grid(
-    ("sa", _floats(_FIG3["lam_sa"])),
-    ("mlp", _floats(_FIG3["lam_mlp"])),
+_LM_FIG3 = grid_points(
+    ("sa", as_floats(_FIG3["lam_sa"])),
+    ("mlp", as_floats(_FIG3["lam_mlp"])),
     ("seed", _FIG3["seeds"]),
 )
-_LM_T1 = _grid(
-    ("mlp", _floats(_T1["lam_mlp"])),
-    ("sa", _floats(_T1["lam_sa"])),
+_LM_T1 = grid_points(
+    ("mlp", as_floats(_T1["lam_mlp"])),
+    ("sa", as_floats(_T1["lam_sa"])),
     ("seed", _T1["seeds"]),
 )
 _LM_T1 = [{"sa": p["sa"], "mlp": p["mlp"], "seed": p["seed"]} for p in _LM_T1]
@@ -135,7 +123,10 @@ register_sweep(
                 "lowrank",
                 "pile",
                 "data.text_lm.download_pile",
-                {k: _LM[k] for k in ("source", "tokenizer", "train_tokens", "val_tokens")},
+                {
+                    k: _LM[k]
+                    for k in ("source", "tokenizer", "train_tokens", "val_tokens")
+                },
                 prepares=True,
                 threads=8,
                 mem_mb=16000,
@@ -180,7 +171,7 @@ _VIT = _LR["vit"]
 register_sweep(
     "lowrank",
     "vit",
-    points=_grid(("attn", _floats(_VIT["lam_attn"])), ("seed", _VIT["seeds"])),
+    points=grid_points(("attn", as_floats(_VIT["lam_attn"])), ("seed", _VIT["seeds"])),
     func="lowrank.vit.train_vit_wd",
     settings=lambda point, s=_VIT: dict(
         {k: v for k, v in s.items() if k not in ("lam_attn", "seeds", "solved_acc")},

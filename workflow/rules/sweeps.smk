@@ -1,0 +1,231 @@
+# Registries of the deep-learning computations: hub downloads (`register_download`), training
+# sweeps (`register_sweep`) and precomputed GPU results.  figures.smk generates their rules.
+from pathlib import Path
+
+PRECOMPUTED = Path(workflow.basedir) / "workflow" / "precomputed"
+
+
+def use_precomputed(gpu):
+    """True when a GPU computation's plot-ready files are copied from workflow/precomputed/
+    instead of trained: gpu_results=precomputed, for computations that need a GPU (paper preset).
+    In the quick preset the GPU figures train on the CPU in minutes, so they are computed.
+    """
+    return gpu and config["gpu_results"] == "precomputed"
+
+
+def precomputed_files(paper, group, names):
+    """Input function of a precomputed-copy rule: the committed files, or a clear error naming what
+    is missing (raised only when a requested target needs them)."""
+
+    def inputs(wildcards):
+        folder = PRECOMPUTED / paper / group
+        missing = [n for n in names if not (folder / n).exists()]
+        if missing:
+            raise WorkflowError(
+                f"gpu_results=precomputed, but no precomputed results are committed for "
+                f"{paper}/{group} (missing {', '.join(missing)} in {folder}/). Run with "
+                "gpu_results=compute on a GPU, or use the quick preset (scale=quick)."
+            )
+        return [str(folder / n) for n in names]
+
+    return inputs
+
+
+# Hub downloads: (paper, name) -> entry; figures.smk generates one rule `<paper>_download_<name>`
+# per entry, all alike: a local rule (compute nodes often have no internet) running
+# attnbias.<func>(**settings) through scripts/download.py, with retries, writing the marker
+# results/downloads/<paper>/<name>.{csv,json}.  Consumers depend on the marker through ancient(),
+# so a re-download never retrains.
+DOWNLOADS = {}
+
+
+def register_download(
+    paper, name, func, settings, prepares=False, threads=1, mem_mb=8000, runtime=240
+):
+    """Register a hub download; returns its marker (the input a training rule depends on).
+
+    ``prepares``: the function also writes files (e.g. tokens) into ``out_dir``, the folder
+    results/downloads/<paper>/<name>/ beside the marker; consumers find them from the marker.
+    """
+    entry = dict(
+        func=func,
+        settings=settings,
+        prepares=prepares,
+        threads=threads,
+        mem_mb=mem_mb,
+        runtime=runtime,
+    )
+    if DOWNLOADS.get((paper, name), entry) != entry:
+        raise WorkflowError(
+            f"download {paper}/{name} registered twice with different settings"
+        )
+    DOWNLOADS[(paper, name)] = entry
+    return ancient(f"results/downloads/{paper}/{name}.csv")
+
+
+def block_downloads(paper, block, hub_datasets, shipped_models=("minilm",)):
+    """Download markers of the hub artefacts a settings block names: its ``dataset`` when
+    ``hub_datasets`` maps it to (default hub id, config) (``source`` overrides the id), and its
+    ``model`` unless that ships in a package.  One rule per artefact, shared by every figure.
+    """
+    out = []
+    if block.get("dataset") in hub_datasets:
+        hub_id, hub_config = hub_datasets[block["dataset"]]
+        names = [block.get("source") or hub_id]
+        settings = {"kind": "dataset", "names": names, "config": hub_config}
+        out.append(
+            register_download(
+                paper, block["dataset"], "data.hub.fetch_assets", settings, mem_mb=16000
+            )
+        )
+    if block.get("model", shipped_models[0]) not in shipped_models:
+        settings = {"kind": "model", "names": [block["model"]]}
+        name = block["model"].rsplit("/", 1)[-1]
+        out.append(register_download(paper, name, "data.hub.fetch_assets", settings))
+    return out
+
+
+# Training sweeps: (paper, name) -> entry; figures.smk generates, per sweep, one training rule
+# `<paper>_<name>_train` (one job per point, its resume checkpoint under results/scratch/) and, per
+# gathered group, a rule `<paper>_gather_<group>` writing results/data/<paper>/<group>.{csv,json}
+# from the runs of that group -- or, with gpu_results=precomputed on a GPU preset, one rule
+# `<paper>_precomputed_<group>` copying the committed files instead of both.
+SWEEPS = {}
+
+# wildcard spelling and pattern of each point value type
+_WILDCARD_RE = {float: r"[0-9.e+-]+", int: r"\d+"}
+
+
+def grid_points(*axes):
+    """Every combination of the named axes ``(key, values)`` as sweep points, the first axis
+    varying slowest: ``grid_points(("lam", [0, 1]), ("seed", [0]))``."""
+    points = [{}]
+    for key, values in axes:
+        points = [dict(p, **{key: v}) for p in points for v in values]
+    return points
+
+
+def as_floats(values):
+    """A number or a list of numbers as a list of floats (sweep values are written with %g)."""
+    return [float(v) for v in (values if isinstance(values, list) else [values])]
+
+
+def point_label(point):
+    """``{"lam": 0.3, "seed": 0}`` -> ``"lam0.3_seed0"`` (floats as %g): the run's file stem."""
+    return "_".join(
+        f"{k}{v:g}" if isinstance(v, float) else f"{k}{v}" for k, v in point.items()
+    )
+
+
+def register_sweep(
+    paper,
+    name,
+    points,
+    func,
+    settings,
+    gathers,
+    code,
+    inputs=None,
+    resources=None,
+    gpu=None,
+    tables=None,
+    gpu_figures=True,
+):
+    """Register a training sweep: ``func`` (under attnbias.experiments) runs once per point.
+
+    ``points``: list of dicts, all with the same keys in the same order (the wildcards), e.g.
+    ``[{"lam": 0.3, "seed": 0}, ...]``; float values are written with %g.
+    ``settings``: dict shared by every run, to which the point's values are added (typed as in
+    ``points``); or a function of the point returning a run's whole settings.
+    ``gathers``: ``{group: dict(points=[...] or None for all, func=..., settings={...},
+    figures=[...], code=[...])}``; the gather function receives the runs' CSVs as ``parts``.
+    ``code``: package modules (under src/attnbias) whose edits rerun the training jobs: only what
+    the job runs.  ``inputs``: named inputs (e.g. download markers) passed to ``func`` by name.
+    ``resources``: {"quick": {...}, "paper": {...}} for the preset in use (threads, mem_mb,
+    runtime in minutes, gpu_mem_mb); mem_mb and runtime grow with the attempt.
+    ``gpu``: whether the jobs need a GPU (default: the paper preset).
+    ``tables``: for a single run with no gather (one point, ``gathers={}``): the names of the
+    plot-ready tables it returns, written straight to results/data/<paper>/<table>.{csv,json};
+    ``{table: [figures]}``.
+    ``gpu_figures``: whether the figures belong to the ``gpu_figures`` target (else
+    ``cpu_figures``).
+    """
+    keys = list(points[0])
+    types = {k: type(points[0][k]) for k in keys}
+    pattern = "_".join(f"{k}{{{k}}}" for k in keys)
+    if tables:
+        assert (
+            len(points) == 1 and not gathers
+        ), "a sweep with tables is one run, no gather"
+        outputs = {}
+        for t in tables:
+            outputs[t], outputs[f"{t}_meta"] = data_files(paper, t)
+    else:
+        outputs = dict(
+            csv=f"results/data/{paper}/{name}/{pattern}.csv",
+            meta=f"results/data/{paper}/{name}/{pattern}.json",
+        )
+    gpu = SCALE == "paper" if gpu is None else gpu
+    res = dict(threads=1, mem_mb=2000, runtime=20)
+    res.update((resources or {}).get(SCALE, {}))
+    constraints = {
+        k: _WILDCARD_RE.get(t) or "|".join(sorted({str(p[k]) for p in points}))
+        for k, t in types.items()
+    }
+    SWEEPS[(paper, name)] = dict(
+        keys=keys,
+        types=types,
+        pattern=pattern,
+        func=func,
+        settings=settings,
+        code=[f"src/attnbias/{c}" for c in code],
+        inputs=dict(inputs or {}),
+        resources=res,
+        gpu=gpu,
+        constraints=constraints,
+        gathers={},
+        outputs=outputs,
+        point=point_label(points[0]) if tables else None,
+        single=dict(points[0]) if tables else None,
+        tables=list(tables or []),
+    )
+    for t, figs in (tables or {}).items():
+        for fig in figs:
+            register_figure(paper, fig, data_files(paper, t), gpu=gpu_figures)
+    for group, g in gathers.items():
+        chosen = points if g.get("points") is None else g["points"]
+        SWEEPS[(paper, name)]["gathers"][group] = dict(
+            parts=[f"results/data/{paper}/{name}/{point_label(p)}.csv" for p in chosen],
+            func=g["func"],
+            settings=g.get("settings", {}),
+            code=[f"src/attnbias/{c}" for c in g.get("code", code)],
+        )
+        for fig in g["figures"]:
+            register_figure(paper, fig, data_files(paper, group), gpu=gpu_figures)
+
+
+def sweep_settings(sweep):
+    """The params function of a sweep's training rule: shared settings plus the typed point."""
+
+    def settings(wildcards):
+        if sweep["tables"]:  # one run: its point is fixed, no wildcards
+            point = sweep["single"]
+        else:
+            point = {k: sweep["types"][k](wildcards[k]) for k in sweep["keys"]}
+        if callable(sweep["settings"]):
+            return sweep["settings"](point)
+        return dict(sweep["settings"], **point)
+
+    return settings
+
+
+def scratch(paper, name, filename):
+    """Params function: the undeclared resume state of one run (Snakemake deletes declared
+    outputs before a job starts; a killed run resumes from here)."""
+    sweep = SWEEPS[(paper, name)]
+
+    def path(wildcards):
+        run = sweep["point"] or "_".join(f"{k}{v}" for k, v in wildcards.items())
+        return f"results/scratch/{paper}_{name}_train/{SCALE}/{run}/{filename}"
+
+    return path
