@@ -189,7 +189,7 @@ def test_hub_model_fails_offline_with_instructions(monkeypatch):
         msg = str(err.value)
         assert (
             "google-bert/bert-base-uncased" in msg
-            and "fastrates_download_model" in msg
+            and "fastrates_download_bert-base-uncased" in msg
             and "scale=quick" in msg
         )
 

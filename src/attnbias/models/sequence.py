@@ -34,12 +34,14 @@ def model_source(name: str) -> str:
 
 
 def _model_error(name: str, exc: Exception) -> ModelUnavailable:
+    # the workflow's download rule is named after the model's last path component
+    rule = f"fastrates_download_{name.rsplit('/', 1)[-1]}"
     return ModelUnavailable(
         f"Could not load the model {name!r} from the Hugging Face hub "
         f"({type(exc).__name__}: {exc}).\n"
         f"The paper preset needs its weights and tokenizer.  "
         f"Fetch them once on a machine with network access:\n"
-        f"    snakemake --cores 1 fastrates_download_model --config scale=paper      "
+        f"    snakemake --cores 1 {rule} --config scale=paper      "
         f"(or, equivalently)\n"
         f"    python -c \"import transformers as t; t.AutoTokenizer.from_pretrained('{name}'); "
         f"t.AutoModelForSequenceClassification.from_pretrained('{name}')\"\n"
