@@ -1,13 +1,14 @@
 """Benchmark the lowrank computations (issue [4/8] targets), one thread.
 
-    python benchmarks/bench_lowrank.py                 # fig1, figA, figL and every fig2 run of the quick preset
+    python benchmarks/bench_lowrank.py                 # fig1, figA, figL and every fig2 run
+                                                       # of the quick preset
     python benchmarks/bench_lowrank.py --fig2-lambdas 0 3   # only these fig2 runs
     python benchmarks/bench_lowrank.py --ci            # the CI sizes (tests/config/ci_lowrank.yaml)
 
-Targets: each toy (fig1, figA, figL) ≤ 10 s; the whole quick Fig 2 (every λ and seed) ≤ 300 s on one
-core.  Threads are pinned to one before numpy and torch are imported.  Prints wall and CPU (process)
-times; the targets are judged on CPU time, which is what an idle core would take (on a shared machine
-the wall time grows with the load average, printed at the end).
+Targets: each toy (fig1, figA, figL) ≤ 10 s; the whole quick Fig 2 (every λ and seed) ≤ 300 s on
+one core.  Threads are pinned to one before numpy and torch are imported.  Prints wall and CPU
+(process) times; the targets are judged on CPU time, which is what an idle core would take (on a
+shared machine the wall time grows with the load average, printed at the end).
 """
 
 import os
@@ -36,8 +37,16 @@ def _merge(base, over):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ci", action="store_true", help="use the CI sizes of tests/config/ci_lowrank.yaml")
-    ap.add_argument("--fig2-lambdas", nargs="*", type=float, default=None, help="subset of the fig2 λ grid (default: all)")
+    ap.add_argument(
+        "--ci", action="store_true", help="use the CI sizes of tests/config/ci_lowrank.yaml"
+    )
+    ap.add_argument(
+        "--fig2-lambdas",
+        nargs="*",
+        type=float,
+        default=None,
+        help="subset of the fig2 λ grid (default: all)",
+    )
     args = ap.parse_args()
 
     import torch
@@ -49,8 +58,15 @@ def main():
 
     cfg = yaml.safe_load(open(os.path.join(ROOT, "config.yaml")))["lowrank"]
     if args.ci:
-        _merge(cfg, yaml.safe_load(open(os.path.join(ROOT, "tests", "config", "ci_lowrank.yaml")))["lowrank"])
-    validate(cfg, os.path.join(ROOT, "workflow", "schemas", "lowrank.schema.yaml"))  # fills the defaults
+        _merge(
+            cfg,
+            yaml.safe_load(open(os.path.join(ROOT, "tests", "config", "ci_lowrank.yaml")))[
+                "lowrank"
+            ],
+        )
+    validate(
+        cfg, os.path.join(ROOT, "workflow", "schemas", "lowrank.schema.yaml")
+    )  # fills the defaults
     rows = []
     for fig in ("fig1", "figA", "figL"):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -67,13 +83,24 @@ def main():
             _, meta = lr.train_recall(lam=lam, seed=seed, accelerator="cpu", **f2)
             dt, dc = time.perf_counter() - t0, time.process_time() - c0
             total, total_cpu = total + dt, total_cpu + dc
-            rows.append((f"fig2 run λ={lam:g} seed={seed} (acc {meta['accuracy']:.3f})", dt, dc, None))
-    rows.append((f"fig2 total ({len(lams)} λ × {len(seeds)} seeds, {f2['steps']} steps)", total, total_cpu, FIG2_TARGET_S))
+            rows.append(
+                (f"fig2 run λ={lam:g} seed={seed} (acc {meta['accuracy']:.3f})", dt, dc, None)
+            )
+    rows.append(
+        (
+            f"fig2 total ({len(lams)} λ × {len(seeds)} seeds, {f2['steps']} steps)",
+            total,
+            total_cpu,
+            FIG2_TARGET_S,
+        )
+    )
     print(f"{'computation':<52}{'wall [s]':>10}{'CPU [s]':>10}   target (CPU)")
     for name, dt, dc, target in rows:
         verdict = "" if target is None else f"<= {target:g} s  {'OK' if dc <= target else 'OVER'}"
         print(f"{name:<52}{dt:>10.2f}{dc:>10.2f}   {verdict}")
-    print(f"(1 thread; preset {'CI' if args.ci else 'quick'}; load average {os.getloadavg()[0]:.2f})")
+    print(
+        f"(1 thread; preset {'CI' if args.ci else 'quick'}; load average {os.getloadavg()[0]:.2f})"
+    )
 
 
 if __name__ == "__main__":

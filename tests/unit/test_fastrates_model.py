@@ -1,4 +1,5 @@
-"""fastrates: self-attention model, W_mm and data generators (spec §1, §2 and the §6 library tests)."""
+"""fastrates: self-attention model, W_mm and data generators (spec §1, §2 and the §6 library
+tests)."""
 
 import numpy as np
 import pytest
@@ -79,11 +80,14 @@ def test_excess_loss_is_cancellation_free():
     # moderate W: the direct difference is accurate and agrees
     out = f({"W": 0.5 * W_mm})
     assert out["excess"] == pytest.approx(out["loss"] - loss_star, rel=1e-9)
-    # saturated W (logit gaps ≈ 60): the direct difference is rounding noise, the log-space one is not
+    # saturated W (logit gaps ≈ 60): the direct difference is rounding noise, the log-space one is
+    # not
     out = f({"W": 60.0 * W_mm})
     assert abs(out["loss"] - loss_star) < 1e-15
     s = softmax(sa.logits(data.X, 60.0 * W_mm))
-    delta = np.sum(s * (gamma[np.arange(10), data.opt][:, None] - gamma), axis=1)  # Δ_i, no cancellation
+    delta = np.sum(
+        s * (gamma[np.arange(10), data.opt][:, None] - gamma), axis=1
+    )  # Δ_i, no cancellation
     g_opt = gamma[np.arange(10), data.opt]
     expected = np.mean(delta / (1 + np.exp(g_opt)))  # log1p(σ(−γ)·expm1(Δ)) ≈ σ(−γ)Δ for tiny Δ
     assert 1e-30 < out["excess"] < 1e-20
@@ -97,7 +101,8 @@ def test_one_minus_sopt_in_log_space():
     log_s = np.log(softmax(sa.logits(X, W)))
     direct = 1 - np.mean(np.exp(log_s)[np.arange(3), opt])
     assert np.exp(sa.log_one_minus_sopt(log_s, opt)) == pytest.approx(direct, rel=1e-12)
-    # along W_mm every logit gap of the σ = 0 data is exactly c: 1 − s_opt = (T−1)e^{−c} / (1 + (T−1)e^{−c})
+    # along W_mm every logit gap of the σ = 0 data is exactly c:
+    # 1 − s_opt = (T−1)e^{−c} / (1 + (T−1)e^{−c})
     data = fd.orth_data(seed=0)
     W_mm = w_mm(data.X, data.opt).W
     for c in (5.0, 1000.0):  # e^{−1000} underflows float64; the log-space value does not
@@ -154,7 +159,9 @@ def test_orth_data_properties():
     np.testing.assert_allclose(g[np.arange(10), data.opt], 1.0, atol=1e-12)
     others = np.delete(g, np.ravel_multi_index((np.arange(10), data.opt), g.shape))
     assert others.min() >= -1 and others.max() <= 0.5
-    assert len(np.unique(np.round(others, 12))) == len(others)  # non-opt scores differ (pitfall §2.1)
+    assert len(np.unique(np.round(others, 12))) == len(
+        others
+    )  # non-opt scores differ (pitfall §2.1)
     assert data.score_gap >= 0.5 - 1e-12
     np.testing.assert_array_equal(data.y, [1, -1] * 5)
     again = fd.orth_data(n=10, T=6, d=64, sigma=0.0, seed=1)

@@ -32,10 +32,14 @@ def test_sngd_step_by_hand():
     opt.step(closure)  # g = (3, 4), ‖g‖ = 5 → θ − 0.5·(0.6, 0.8)
     np.testing.assert_allclose(theta.detach().numpy(), [2.7, 3.6], rtol=0, atol=1e-15)
     assert opt.last["grad_norm"] == pytest.approx(5.0)
-    opt = SNGD([theta], lr=0.5)  # default ε = 1e-8: step η‖g‖/(‖g‖ + ε) with g = θ = (2.7, 3.6), ‖g‖ = 4.5
+    opt = SNGD(
+        [theta], lr=0.5
+    )  # default ε = 1e-8: step η‖g‖/(‖g‖ + ε) with g = θ = (2.7, 3.6), ‖g‖ = 4.5
     opt.step(closure)
     step = 0.5 * 4.5 / (4.5 + 1e-8)
-    np.testing.assert_allclose(theta.detach().numpy(), [2.7 - 0.6 * step, 3.6 - 0.8 * step], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        theta.detach().numpy(), [2.7 - 0.6 * step, 3.6 - 0.8 * step], rtol=0, atol=1e-14
+    )
 
 
 def test_sngd_uses_the_global_norm_across_groups_and_skips_missing_grads():
@@ -102,13 +106,23 @@ def test_full_batch_torch_optimisers_equal_the_runner(method):
     data = fd.orth_data(n=4, T=3, d=13, sigma=0.0, seed=0)
     gamma = data.gamma
     steps, lr = 5, 0.7
-    ref = run(sa.wonly_grad_fn(data.X[None], gamma[None]), {"W": np.zeros((1, 13, 13))}, steps, method=method, lr=1.0 if method == "polyak" else lr)
+    ref = run(
+        sa.wonly_grad_fn(data.X[None], gamma[None]),
+        {"W": np.zeros((1, 13, 13))},
+        steps,
+        method=method,
+        lr=1.0 if method == "polyak" else lr,
+    )
     X = torch.tensor(data.X)
     G = torch.tensor(gamma)
     W = torch.zeros(13, 13, dtype=torch.float64, requires_grad=True)
     g_opt = gamma[np.arange(4), data.opt]
     loss_star = float(np.mean(np.logaddexp(0.0, -g_opt)))
-    opt = SNGD([W], lr=lr, eps=0.0) if method == "ngd" else SPS([W], lr=math.inf, c=1.0, f_star=loss_star)
+    opt = (
+        SNGD([W], lr=lr, eps=0.0)
+        if method == "ngd"
+        else SPS([W], lr=math.inf, c=1.0, f_star=loss_star)
+    )
 
     def closure():
         W.grad = None
@@ -118,7 +132,9 @@ def test_full_batch_torch_optimisers_equal_the_runner(method):
 
     for t in range(1, steps + 1):
         opt.step(closure)
-        np.testing.assert_allclose(W.detach().numpy(), ref["params"]["W"][t, 0], rtol=1e-9, atol=1e-11)
+        np.testing.assert_allclose(
+            W.detach().numpy(), ref["params"]["W"][t, 0], rtol=1e-9, atol=1e-11
+        )
     if method == "ngd":
         assert np.linalg.norm(ref["params"]["W"][steps, 0]) == pytest.approx(lr * steps, rel=0.05)
 
@@ -128,7 +144,14 @@ def test_full_batch_sngd_on_joint_training_equals_runner():
     steps, lr = 4, 0.3
     rng = np.random.default_rng(0)
     W0, u0 = 0.1 * rng.standard_normal((5, 5)), 0.1 * rng.standard_normal(5)
-    ref = run(sa.joint_grad_fn(data.X[None], data.y[None]), {"W": W0[None], "u": u0[None]}, steps, method="ngd", lr=lr, normalize="joint")
+    ref = run(
+        sa.joint_grad_fn(data.X[None], data.y[None]),
+        {"W": W0[None], "u": u0[None]},
+        steps,
+        method="ngd",
+        lr=lr,
+        normalize="joint",
+    )
     X, y = torch.tensor(data.X), torch.tensor(data.y)
     W = torch.tensor(W0, requires_grad=True)
     u = torch.tensor(u0, requires_grad=True)
@@ -142,8 +165,12 @@ def test_full_batch_sngd_on_joint_training_equals_runner():
 
     for t in range(1, steps + 1):
         opt.step(closure)
-        np.testing.assert_allclose(W.detach().numpy(), ref["params"]["W"][t, 0], rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(u.detach().numpy(), ref["params"]["u"][t, 0], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            W.detach().numpy(), ref["params"]["W"][t, 0], rtol=1e-9, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            u.detach().numpy(), ref["params"]["u"][t, 0], rtol=1e-9, atol=1e-12
+        )
 
 
 def test_runner_polyak_with_model_excess_matches_closed_form_first_step():
@@ -152,7 +179,11 @@ def test_runner_polyak_with_model_excess_matches_closed_form_first_step():
     f = sa.wonly_grad_fn(data.X, data.gamma)
     out = f({"W": np.zeros((64, 64))})
     g = np.exp(out["grads"]["W"][1]) * out["grads"]["W"][0]
-    eta = (out["loss"] - np.mean(np.logaddexp(0.0, -data.gamma[np.arange(10), data.opt]))) / np.sum(g * g)
+    eta = (out["loss"] - np.mean(np.logaddexp(0.0, -data.gamma[np.arange(10), data.opt]))) / np.sum(
+        g * g
+    )
     traj = run(f, {"W": np.zeros((64, 64))}, 1, method="polyak", lr=1.0)
     np.testing.assert_allclose(traj["params"]["W"][1], -eta * g, rtol=1e-10, atol=1e-15)
-    assert out["excess"] == pytest.approx(out["loss"] - np.mean(np.logaddexp(0.0, -data.gamma[np.arange(10), data.opt])), rel=1e-12)
+    assert out["excess"] == pytest.approx(
+        out["loss"] - np.mean(np.logaddexp(0.0, -data.gamma[np.arange(10), data.opt])), rel=1e-12
+    )

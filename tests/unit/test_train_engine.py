@@ -27,7 +27,10 @@ def test_crop_reproduces_a_known_shift():
     x = torch.arange(16.0).reshape(1, 1, 4, 4)
     g = torch.Generator().manual_seed(0)
     gy = torch.Generator().manual_seed(0)
-    oy, ox = torch.randint(0, 3, (1,), generator=gy).item(), torch.randint(0, 3, (1,), generator=gy).item()
+    oy, ox = (
+        torch.randint(0, 3, (1,), generator=gy).item(),
+        torch.randint(0, 3, (1,), generator=gy).item(),
+    )
     out = random_crop_flip(x, 1, False, g)
     padded = torch.nn.functional.pad(x, (1, 1, 1, 1))
     assert torch.equal(out[0, 0], padded[0, 0, oy : oy + 4, ox : ox + 4])
@@ -47,7 +50,9 @@ def _model():
 
 def _loss(m, batch):
     logits = m(batch["x"])
-    return torch.nn.functional.cross_entropy(logits, batch["y"]), {"acc": (logits.argmax(-1) == batch["y"]).float().mean()}
+    return torch.nn.functional.cross_entropy(logits, batch["y"]), {
+        "acc": (logits.argmax(-1) == batch["y"]).float().mean()
+    }
 
 
 def _eval(m, epoch):
@@ -59,8 +64,26 @@ CFG = TrainConfig(epochs=6, batch_size=16, lr=0.05, optimizer="sgd", momentum=0.
 
 
 def test_training_learns_and_is_deterministic(tmp_path):
-    h1 = fit(_model(), _task(), _loss, CFG, torch.device("cpu"), on_epoch_end=_eval, progress=False, image_key=None)
-    h2 = fit(_model(), _task(), _loss, CFG, torch.device("cpu"), on_epoch_end=_eval, progress=False, image_key=None)
+    h1 = fit(
+        _model(),
+        _task(),
+        _loss,
+        CFG,
+        torch.device("cpu"),
+        on_epoch_end=_eval,
+        progress=False,
+        image_key=None,
+    )
+    h2 = fit(
+        _model(),
+        _task(),
+        _loss,
+        CFG,
+        torch.device("cpu"),
+        on_epoch_end=_eval,
+        progress=False,
+        image_key=None,
+    )
     assert _strip(h1) == _strip(h2)
     assert len(h1) == 7 and h1[0]["epoch"] == 0
     assert h1[-1]["acc"] > 0.9 and h1[-1]["train_loss"] < h1[1]["train_loss"]
@@ -71,7 +94,16 @@ def _strip(h):
 
 
 def test_resume_after_crash_matches_uninterrupted(tmp_path):
-    full = fit(_model(), _task(), _loss, CFG, torch.device("cpu"), on_epoch_end=_eval, progress=False, image_key=None)
+    full = fit(
+        _model(),
+        _task(),
+        _loss,
+        CFG,
+        torch.device("cpu"),
+        on_epoch_end=_eval,
+        progress=False,
+        image_key=None,
+    )
     ckpt, log = tmp_path / "ckpt.pt", tmp_path / "metrics.jsonl"
 
     def crash_at_4(m, epoch):
@@ -80,19 +112,59 @@ def test_resume_after_crash_matches_uninterrupted(tmp_path):
         return _eval(m, epoch)
 
     with pytest.raises(KeyboardInterrupt):
-        fit(_model(), _task(), _loss, CFG, torch.device("cpu"), checkpoint=ckpt, metrics_log=log, on_epoch_end=crash_at_4, progress=False, image_key=None)
+        fit(
+            _model(),
+            _task(),
+            _loss,
+            CFG,
+            torch.device("cpu"),
+            checkpoint=ckpt,
+            metrics_log=log,
+            on_epoch_end=crash_at_4,
+            progress=False,
+            image_key=None,
+        )
     assert torch.load(ckpt, weights_only=False)["epoch"] == 3
     assert len(log.read_text().splitlines()) == 4  # epochs 0..3
-    resumed = fit(_model(), _task(), _loss, CFG, torch.device("cpu"), checkpoint=ckpt, metrics_log=log, on_epoch_end=_eval, progress=False, image_key=None)
+    resumed = fit(
+        _model(),
+        _task(),
+        _loss,
+        CFG,
+        torch.device("cpu"),
+        checkpoint=ckpt,
+        metrics_log=log,
+        on_epoch_end=_eval,
+        progress=False,
+        image_key=None,
+    )
     assert _strip(resumed) == _strip(full)
     assert [json.loads(ln)["epoch"] for ln in log.read_text().splitlines()] == list(range(7))
 
 
 def test_checkpoint_of_other_settings_is_ignored(tmp_path):
     ckpt = tmp_path / "ckpt.pt"
-    fit(_model(), _task(), _loss, CFG, torch.device("cpu"), checkpoint=ckpt, progress=False, image_key=None)
+    fit(
+        _model(),
+        _task(),
+        _loss,
+        CFG,
+        torch.device("cpu"),
+        checkpoint=ckpt,
+        progress=False,
+        image_key=None,
+    )
     other = TrainConfig(epochs=2, batch_size=16, lr=0.01, optimizer="sgd", seed=3)
-    h = fit(_model(), _task(), _loss, other, torch.device("cpu"), checkpoint=ckpt, progress=False, image_key=None)
+    h = fit(
+        _model(),
+        _task(),
+        _loss,
+        other,
+        torch.device("cpu"),
+        checkpoint=ckpt,
+        progress=False,
+        image_key=None,
+    )
     assert [r["epoch"] for r in h] == [1, 2]  # trained from scratch
 
 
@@ -106,7 +178,15 @@ def test_device_selection():
 
 def test_unknown_optimizer():
     with pytest.raises(ValueError, match="unknown optimizer"):
-        fit(_model(), _task(), _loss, TrainConfig(epochs=1, batch_size=8, lr=0.1, optimizer="lion"), torch.device("cpu"), progress=False, image_key=None)
+        fit(
+            _model(),
+            _task(),
+            _loss,
+            TrainConfig(epochs=1, batch_size=8, lr=0.1, optimizer="lion"),
+            torch.device("cpu"),
+            progress=False,
+            image_key=None,
+        )
 
 
 def _write_hub_cifar(root, n_train=12, n_test=8):
@@ -114,12 +194,27 @@ def _write_hub_cifar(root, n_train=12, n_test=8):
     import datasets
     from PIL import Image
 
-    names = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
+    names = [
+        "airplane",
+        "automobile",
+        "bird",
+        "cat",
+        "deer",
+        "dog",
+        "frog",
+        "horse",
+        "ship",
+        "truck",
+    ]
     feats = datasets.Features({"img": datasets.Image(), "label": datasets.ClassLabel(names=names)})
     rng = np.random.default_rng(0)
     for split, n in (("train", n_train), ("test", n_test)):
-        imgs = [Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)) for _ in range(n)]
-        ds = datasets.Dataset.from_dict({"img": imgs, "label": [i % 10 for i in range(n)]}, features=feats)
+        imgs = [
+            Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)) for _ in range(n)
+        ]
+        ds = datasets.Dataset.from_dict(
+            {"img": imgs, "label": [i % 10 for i in range(n)]}, features=feats
+        )
         (root / "plain_text").mkdir(parents=True, exist_ok=True)
         ds.to_parquet(str(root / "plain_text" / f"{split}-00000-of-00001.parquet"))
     return root
@@ -147,6 +242,13 @@ def test_cifar10_offline_fails_with_instructions(monkeypatch):
 
 @pytest.mark.parametrize("name,extra", [("sngd", {}), ("sps", {"c": 0.5}), ("adamw", {})])
 def test_engine_runs_the_stochastic_optimizers(name, extra):
-    cfg = TrainConfig(epochs=3, batch_size=16, lr=0.05 if name != "adamw" else 0.01, optimizer=name, seed=1, extra=extra)
+    cfg = TrainConfig(
+        epochs=3,
+        batch_size=16,
+        lr=0.05 if name != "adamw" else 0.01,
+        optimizer=name,
+        seed=1,
+        extra=extra,
+    )
     h = fit(_model(), _task(), _loss, cfg, torch.device("cpu"), progress=False, image_key=None)
     assert h[-1]["train_loss"] < h[0]["train_loss"]

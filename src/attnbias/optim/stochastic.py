@@ -91,7 +91,11 @@ class SPS(Optimizer):
         self.last: dict = {}
 
     @torch.no_grad()
-    def step(self, closure: Callable[[], torch.Tensor] | None = None, loss: torch.Tensor | float | None = None):
+    def step(
+        self,
+        closure: Callable[[], torch.Tensor] | None = None,
+        loss: torch.Tensor | float | None = None,
+    ):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
