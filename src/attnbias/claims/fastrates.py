@@ -424,9 +424,13 @@ def _fig6(df, meta) -> list[Claim]:
             f"auc_{m}", f"area under log10 L(t) / T: {m.upper() if m == 'ngd' else 'PS'} minus GD",
             log_loss_auc(df, m) - log_loss_auc(df, "gd"), "<", 0.0,
         ))
+        # "much faster" with a stated size: at least a decade lower final loss than GD (the spec
+        # asks only for "lower"; a control without separable tokens ends within 0.01 decades)
         out.append(compare(
-            f"final_{m}", f"final log10 train loss: {m.upper() if m == 'ngd' else 'PS'} minus GD",
-            float(_last_t(df, m).log10_loss) - float(_last_t(df, "gd").log10_loss), "<", 0.0,
+            f"final_{m}",
+            f"final log10 train loss: {m.upper() if m == 'ngd' else 'PS'} minus GD "
+            "(at least 10x lower; spec: lower)",
+            float(_last_t(df, m).log10_loss) - float(_last_t(df, "gd").log10_loss), "<", -1.0,
         ))
     accs = {m: float(_last_t(df, m).test_acc) for m in ("gd", "ngd", "polyak")}
     out.append(compare(
