@@ -103,3 +103,29 @@ def load_config(root, scale: str | None = None, configfiles=(), validate: bool =
 
 
 PAPERS = ("maxmargin", "fastrates", "nucnorm", "lowrank")
+
+
+def is_seed_key(key: str) -> bool:
+    """Settings that are random seeds: ``seed``, ``seeds``, ``seed_base``, ``seed0``, ``*_seed``."""
+    return key.startswith("seed") or key.endswith("_seed")
+
+
+def shift_seeds(settings, shift: int):
+    """``settings`` with every random seed (see :func:`is_seed_key`; integers or lists of
+    integers, at any depth) increased by ``shift``: the ``--config seed=N`` switch, which reruns
+    every figure on other random draws without touching anything else."""
+    if isinstance(settings, list):
+        return [shift_seeds(v, shift) for v in settings]
+    if not isinstance(settings, dict):
+        return settings
+    out = {}
+    for key, value in settings.items():
+        if is_seed_key(key) and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = value + shift
+        elif is_seed_key(key) and isinstance(value, list) and all(
+            isinstance(v, int) for v in value
+        ):
+            out[key] = [v + shift for v in value]
+        else:
+            out[key] = shift_seeds(value, shift)
+    return out
