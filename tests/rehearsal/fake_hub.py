@@ -250,7 +250,9 @@ def write_imagenet(d: Path) -> None:
 
 def write_mnli(d: Path) -> None:
     """Pairs whose label follows from the text (entailment: the premise repeated, contradiction:
-    negated, neutral: another sentence), so a classifier can learn something."""
+    negated, neutral: another sentence), so a classifier can learn something.  Like the real
+    repository, the card has several configs and none is the default: ``mnli`` and the
+    ``mnli_matched`` / ``mnli_mismatched`` views (validation + test) of the same rows."""
     import datasets
 
     feats = datasets.Features(
@@ -269,8 +271,15 @@ def write_mnli(d: Path) -> None:
             rows["hypothesis"].append(h)
             rows["label"].append(-1 if split.startswith("test") else y)
             rows["idx"].append(i)
-        _parquet(datasets.Dataset.from_dict(rows, features=feats), d / "mnli" / split)
-    _readme(d / "README.md", "GLUE", [("mnli", [(s, f"mnli/{s}-*") for s in MNLI_SPLITS])])
+        ds = datasets.Dataset.from_dict(rows, features=feats)
+        _parquet(ds, d / "mnli" / split)
+        if split != "train":  # validation_matched → mnli_matched/validation, …
+            part, which = split.split("_")
+            _parquet(ds, d / f"mnli_{which}" / part)
+    views = [(f"mnli_{w}", [(p, f"mnli_{w}/{p}-*") for p in ("validation", "test")])
+             for w in ("matched", "mismatched")]  # fmt: skip
+    _readme(d / "README.md", "GLUE",
+            [("mnli", [(s, f"mnli/{s}-*") for s in MNLI_SPLITS]), *views])
 
 
 def write_civil_comments(d: Path) -> None:
@@ -403,11 +412,14 @@ def write_gpt2_tokenizer(d: Path) -> None:
 
 
 def write_bert(d: Path) -> None:
-    """A tiny random BERT (``BertForMaskedLM`` weights, the real vocabulary and 512 positions)
-    with the uncased WordPiece tokenizer of the shipped MiniLM (same vocabulary as
-    bert-base-uncased); the tokenizer files lose MiniLM's fixed padding / truncation to 128."""
+    """A tiny random BERT (2 layers, hidden 32; the real vocabulary size and 512 positions) in the
+    layout of the original checkpoint: pre-training heads (``cls.*``, pooler) and the legacy
+    ``LayerNorm.gamma`` / ``.beta`` names, no tied decoder weight; LayerNorm parameters random so
+    that a loader dropping them shows.  The uncased WordPiece tokenizer is the shipped MiniLM's
+    (same vocabulary as bert-base-uncased), without MiniLM's fixed padding / truncation to 128."""
     import torch
-    from transformers import BertConfig, BertForMaskedLM
+    from safetensors.torch import save_file
+    from transformers import BertConfig, BertForPreTraining
 
     from attnbias.data.offline import minilm_path
 
@@ -417,7 +429,18 @@ def write_bert(d: Path) -> None:
     )  # fmt: skip
     cfg.architectures = ["BertForMaskedLM"]
     torch.manual_seed(768)
-    BertForMaskedLM(cfg).save_pretrained(d, safe_serialization=True)
+    state = {}
+    for k, v in BertForPreTraining(cfg).state_dict().items():
+        if k.startswith("cls.predictions.decoder."):
+            continue  # tied to the word embeddings / cls.predictions.bias
+        if ".LayerNorm." in k:
+            v = (1.0 if k.endswith("weight") else 0.0) + 0.1 * torch.randn_like(v)
+            k = k.replace("LayerNorm.weight", "LayerNorm.gamma")
+            k = k.replace("LayerNorm.bias", "LayerNorm.beta")
+        state[k] = v.contiguous()
+    d.mkdir(parents=True, exist_ok=True)
+    save_file(state, str(d / "model.safetensors"), metadata={"format": "pt"})
+    cfg.save_pretrained(d)
     src = minilm_path()
     shutil.copyfile(src / "vocab.txt", d / "vocab.txt")
     tj = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))

@@ -24,7 +24,9 @@ EXPECTED_FILES = {
     "ylecun/mnist": ["README.md", "mnist/train-00000-of-00001.parquet",
                      "mnist/test-00000-of-00001.parquet"],
     "nyu-mll/glue": ["README.md",
-                     *(f"mnli/{s}-00000-of-00001.parquet" for s in fake_hub.MNLI_SPLITS)],
+                     *(f"mnli/{s}-00000-of-00001.parquet" for s in fake_hub.MNLI_SPLITS),
+                     *(f"mnli_{w}/{s}-00000-of-00001.parquet" for w in ("matched", "mismatched")
+                       for s in ("validation", "test"))],
     "google/civil_comments": ["README.md", "data/train-00000-of-00002.parquet",
                               "data/train-00001-of-00002.parquet",
                               "data/validation-00000-of-00001.parquet",
@@ -72,7 +74,7 @@ def test_every_artefact_in_the_hub_layout_small_and_deterministic(hub, tmp_path)
     manifest = json.loads((Path(hub["ylecun/mnist"]).parents[1] / "fake_hub.json").read_text())
     assert set(manifest) == set(hub)
     # fixed seeds: a second write is byte-identical (the writers with random content)
-    for key in ("mnli", "civil_comments", "pile", "gpt2", "llama7b"):
+    for key in ("mnli", "civil_comments", "pile", "gpt2", "bert", "llama7b"):
         d = tmp_path / key
         d.mkdir()
         fake_hub.WRITERS[key](d)
@@ -108,9 +110,14 @@ def test_mnist_digits_zero_and_one(hub):
 
 
 def test_mnli(hub):
+    import datasets
+
     from attnbias.data.text import MNLI_LABELS, load_hub, load_text_dataset
 
     src = hub["nyu-mll/glue"]
+    with pytest.raises(ValueError, match="[Cc]onfig"):  # several configs, none the default
+        datasets.load_dataset(src)
+    assert datasets.load_dataset(src, "mnli_matched")["validation"].num_rows == 60
     ds = load_hub(src, "mnli", None)
     assert set(ds) == set(fake_hub.MNLI_SPLITS)
     assert ds["train"].column_names == ["premise", "hypothesis", "label", "idx"]
@@ -194,9 +201,16 @@ def test_bert_tokenizer_and_classifier(hub):
     )  # fmt: skip
     assert tok.tokenize("Hello WORLD") == ["hello", "world"]
     net = load_classifier(src, 3, seed=0)
+    # every encoder weight comes from the file, the legacy LayerNorm gamma/beta names included
+    params = net.state_dict()
     with safe_open(str(Path(src) / "model.safetensors"), "pt") as f:
-        saved = f.get_tensor("bert.embeddings.word_embeddings.weight")
-    torch.testing.assert_close(net.bert.embeddings.word_embeddings.weight.detach(), saved)
+        keys = [k for k in f.keys() if k.startswith("bert.")]
+        assert any(k.endswith("LayerNorm.gamma") for k in keys)
+        for k in keys:
+            name = k.replace("LayerNorm.gamma", "LayerNorm.weight")
+            torch.testing.assert_close(
+                params[name.replace("LayerNorm.beta", "LayerNorm.bias")], f.get_tensor(k)
+            )
     assert net.config.max_position_embeddings == 512
     mnli = load_text_dataset("mnli", hub["nyu-mll/glue"], n_val=10)
     batch = encode(tok, mnli.train.subset(range(4)), 128)
