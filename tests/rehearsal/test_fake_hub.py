@@ -280,3 +280,21 @@ def test_llama_factors_and_balance(hub, hub_id, layers, heads, d):
     assert ((df.ratio > 0) & (df.ratio <= 1 + 1e-9)).all()
     out, _ = download_models([src])
     assert out.path.tolist() == [src]
+
+
+@pytest.mark.parametrize(
+    "hub_id, config, splits",
+    [
+        ("uoft-cs/cifar10", None, {"train": 100, "test": 50}),
+        ("ylecun/mnist", None, {"train": 100, "test": 50}),
+        ("nyu-mll/glue", "mnli", fake_hub.SIZES["mnli"]),
+        ("google/civil_comments", None, fake_hub.SIZES["civil_comments"]),
+    ],
+)
+def test_dataset_download_rules(hub, hub_id, config, splits):
+    """The paper preset's download rules for hub datasets (fetch_assets with the workflow's
+    config per dataset) accept the local folders."""
+    from attnbias.data.hub import fetch_assets
+
+    df, meta = fetch_assets("dataset", [hub[hub_id]], config)
+    assert dict(zip(df.part, df.rows, strict=True)) == splits and meta["config"] == config
