@@ -35,7 +35,7 @@ Artefacts (hub id → what the fake holds):
 * ``meta-llama/Llama-2-7b-hf`` / ``Llama-2-13b-hf``: tiny LLaMA checkpoints (2 layers × 4 heads,
   hidden 64; 3 layers × 5 heads, hidden 80) in float16, sharded like the real ones
   (``model-0000k-of-0000n.safetensors`` + ``model.safetensors.index.json``; one layer's
-  projections are split across two shards).
+  projections are split across two shards); config.json and generation_config.json.
 """
 
 from __future__ import annotations
@@ -453,7 +453,8 @@ def write_bert(d: Path) -> None:
 
 def write_llama(d: Path, layers: int, hidden: int, heads: int, shards: int, seed: int) -> None:
     """A tiny float16 LLaMA checkpoint in ``shards`` safetensors shards with the index file; the
-    attention projections of one layer are split over two shards (as in the real 7B/13B)."""
+    attention projections of one layer are split over two shards (the real 7B/13B also split a
+    layer between shards)."""
     import torch
     from safetensors.torch import save_file
     from transformers import LlamaConfig, LlamaForCausalLM

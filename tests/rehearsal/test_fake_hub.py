@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 import torch
 
+pytestmark = pytest.mark.slow  # writing the fake hub takes about 10 s
+
 _spec = importlib.util.spec_from_file_location("fake_hub", Path(__file__).with_name("fake_hub.py"))
 fake_hub = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fake_hub)
@@ -107,6 +109,10 @@ def test_mnist_digits_zero_and_one(hub):
     assert 0.0 <= x_tr.min() and x_tr.max() <= 1.0 and x_tr.max() > 0.9  # the drawn digit
     E = np.random.default_rng(0).normal(size=(49, 8))
     assert patch_tokens(x_tr, 7, E).shape == (20, 17, 8)  # the paper's 7×7 patches
+    from attnbias.experiments.fastrates import compute_fig6
+
+    df, meta = compute_fig6("mnist", 7, 64, 0.1, 20, pos_scale=1.0, source=hub["ylecun/mnist"])
+    assert (meta["n_train"], meta["n_test"], meta["T"], meta["d"]) == (20, 10, 17, 64)
 
 
 def test_mnli(hub):
