@@ -1,8 +1,70 @@
 """Access to the Hugging Face hub: the one error type and message for an artefact that cannot be
 loaded (typically: offline and not cached), shared by every dataset, tokenizer and model loader,
-and the download step of the paper preset (:func:`fetch_assets`)."""
+and the download step of the paper preset (:func:`fetch_assets`).
+
+**Local sources.**  Every dataset, model and tokenizer setting takes a hub id or a local directory
+laid out like the hub repository (what ``hf download <id> --local-dir DIR`` writes).  The rule,
+shared by the workflow and the loaders (:func:`is_local`): a value is local when it starts with
+``/``, ``./``, ``../`` or ``~``, or names an existing directory; anything else is a hub id.
+
+**Offline mode.**  With ``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set
+(:func:`offline_vars`), a download step loads only from the Hugging Face cache; an artefact that is
+not cached fails at once (:func:`require_cached`), without a network attempt or a retry."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
+
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+LOCAL_PREFIXES = ("/", "./", "../", "~")
+
+
+def offline_vars(environ=None) -> list[str]:
+    """The Hugging Face offline variables set to a true value (``1``, ``true``, ``yes``, ``on``)."""
+    env = os.environ if environ is None else environ
+    return [v for v in OFFLINE_VARS if env.get(v, "").strip().lower() in ("1", "true", "yes", "on")]
+
+
+def is_local(source) -> bool:
+    """True when a dataset/model/tokenizer setting names a local directory rather than a hub id:
+    it starts with ``/``, ``./``, ``../`` or ``~``, or it is an existing directory (relative to the
+    working directory, as the Hugging Face libraries resolve it)."""
+    if not isinstance(source, str) or not source:
+        return False
+    return source.startswith(LOCAL_PREFIXES) or Path(source).is_dir()
+
+
+def local_path(source: str) -> str:
+    """A local source with ``~`` expanded (the Hugging Face loaders do not expand it)."""
+    return os.path.expanduser(source)
+
+
+def _cache_dirs(kind: str, name: str) -> list[Path]:
+    """Where the Hugging Face libraries cache a hub repository (``kind``: dataset or model)."""
+    from huggingface_hub import constants
+
+    hub = Path(constants.HF_HUB_CACHE)
+    repo = name.replace("/", "--")
+    if kind != "dataset":
+        return [hub / f"models--{repo}"]
+    home = Path(os.environ.get("HF_HOME") or Path(constants.HF_HOME))
+    datasets_cache = Path(os.environ.get("HF_DATASETS_CACHE") or home / "datasets")
+    return [hub / f"datasets--{repo}", datasets_cache / name.replace("/", "___")]
+
+
+def require_cached(assets, rule: str | None = None) -> None:
+    """In offline mode (:func:`offline_vars`), fail at once with :func:`hub_error` when a hub
+    artefact ``(kind, name)`` of ``assets`` has nothing in the Hugging Face cache: no network
+    attempt, no retry.  Local sources and online mode pass (the loaders then do the work)."""
+    off = offline_vars()
+    if not off:
+        return
+    for kind, name in assets:
+        if is_local(name) or any(d.exists() for d in _cache_dirs(kind, name)):
+            continue
+        exc = FileNotFoundError(f"{off[0]} is set and it is not in the cache")
+        raise hub_error(name, exc, what=kind, rule=rule)
 
 
 class DatasetUnavailable(RuntimeError):
@@ -28,9 +90,17 @@ def hub_error(
         how = f"    snakemake --cores 1 {rule} --config scale=paper      (or, equivalently)\n" + how
     else:
         how += "(the paper preset's download rules do this: snakemake ... --config scale=paper)\n"
+    off = offline_vars()
+    offline = (
+        f"Offline mode is on ({', '.join(off)}): nothing was downloaded.  Unset it where the hub "
+        "can be reached,\nor set this setting to a local directory in the hub layout (README: "
+        "cluster without internet).\n"
+        if off
+        else ""
+    )
     return DatasetUnavailable(
         f"Could not load the {what} {label} from the Hugging Face hub "
-        f"({type(exc).__name__}: {exc}).\n"
+        f"({type(exc).__name__}: {exc}).\n{offline}"
         f"The paper preset needs it.  Fetch it once on a machine with network access:\n{how}"
         "(it is cached under $HF_HOME, which you can copy to an offline machine), or run the\n"
         "offline quick preset instead:  snakemake --cores 2 all --config scale=quick"
