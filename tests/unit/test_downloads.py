@@ -163,3 +163,13 @@ def test_pile_tokens_record_their_settings(pile, tmp_path):
     record = json.loads((out / "train.json").read_text())
     assert record["split"] == "train" and record["limit"] == 150 and record["tokens"] == 150
     assert np.fromfile(out / "train.bin", dtype=record["dtype"]).size == 150
+
+
+def test_hub_unreachable_probe(monkeypatch):
+    for var in hub.PROXY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    reason = hub.hub_unreachable(timeout=2)
+    assert reason and reason.startswith("http://127.0.0.1:9: ")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert hub.hub_unreachable(timeout=2) is None  # behind a proxy the libraries decide

@@ -36,6 +36,25 @@ def test_download_rule_offline_fails_at_once_with_one_attempt(copy, tmp_path, mo
     assert elapsed < 30, f"took {elapsed:.1f} s"
 
 
+def test_unreachable_hub_fails_each_attempt_quickly(copy, tmp_path, monkeypatch):
+    for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    for var in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens: refused at once
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf-home"))
+    rule = "fastrates_download_mnist"
+    start = time.monotonic()
+    res = snakemake_cmd("--cores", "1", rule, "--config", "scale=paper", cwd=copy, timeout=300)
+    elapsed = time.monotonic() - start
+    assert res.returncode != 0
+    log = (copy / "results" / "logs" / f"{rule}.log").read_text()
+    assert "The hub cannot be reached from this machine (http://127.0.0.1:9" in log
+    assert "ylecun/mnist" in log and rule in log
+    assert (res.stdout + res.stderr).count(f"Error in rule {rule}:") == 4  # 3 quick retries
+    assert elapsed < 90, f"took {elapsed:.1f} s"  # 4 attempts of a few seconds (was ~110 s)
+
+
 def test_local_sources_need_no_download_rules_but_the_pile(copy, tmp_path):
     dirs = {}
     for name in ("cifar10", "glue", "civil", "mnist", "bert", "pile", "gpt2", "imnet", "llama"):

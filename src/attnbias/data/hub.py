@@ -9,7 +9,9 @@ shared by the workflow and the loaders (:func:`is_local`): a value is local when
 
 **Offline mode.**  With ``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set
 (:func:`offline_vars`), a download step loads only from the Hugging Face cache; an artefact that is
-not cached fails at once (:func:`require_cached`), without a network attempt or a retry."""
+not cached fails at once (:func:`require_cached`), without a network attempt or a retry.  When
+the hub cannot be reached at all (:func:`hub_unreachable`: no route, no DNS), a download step works
+the same way, from the cache only, instead of letting each library retry for tens of seconds."""
 
 from __future__ import annotations
 
@@ -24,6 +26,28 @@ def offline_vars(environ=None) -> list[str]:
     """The Hugging Face offline variables set to a true value (``1``, ``true``, ``yes``, ``on``)."""
     env = os.environ if environ is None else environ
     return [v for v in OFFLINE_VARS if env.get(v, "").strip().lower() in ("1", "true", "yes", "on")]
+
+
+UNREACHABLE_VAR = "ATTNBIAS_HUB_UNREACHABLE"  # set by scripts/download.py: why, for the message
+PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def hub_unreachable(timeout: float = 5.0) -> str | None:
+    """Why the hub endpoint (``HF_ENDPOINT``, default https://huggingface.co) cannot be reached
+    from this machine -- a TCP connection fails within ``timeout`` seconds -- or None when it can,
+    or when a proxy is configured (then the libraries' own attempts decide)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if any(os.environ.get(v) for v in PROXY_VARS):
+        return None
+    url = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname, port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"{url.scheme}://{url.netloc}: {exc}"
 
 
 def is_local(source) -> bool:
@@ -63,7 +87,8 @@ def require_cached(assets, rule: str | None = None) -> None:
     for kind, name in assets:
         if is_local(name) or any(d.exists() for d in _cache_dirs(kind, name)):
             continue
-        exc = FileNotFoundError(f"{off[0]} is set and it is not in the cache")
+        why = "the hub cannot be reached" if os.environ.get(UNREACHABLE_VAR) else f"{off[0]} is set"
+        exc = FileNotFoundError(f"{why} and it is not in the cache")
         raise hub_error(name, exc, what=kind, rule=rule)
 
 
@@ -90,14 +115,20 @@ def hub_error(
         how = f"    snakemake --cores 1 {rule} --config scale=paper      (or, equivalently)\n" + how
     else:
         how += "(the paper preset's download rules do this: snakemake ... --config scale=paper)\n"
-    off = offline_vars()
-    offline = (
-        f"Offline mode is on ({', '.join(off)}): nothing was downloaded.  Unset it where the hub "
-        "can be reached,\nor set this setting to a local directory in the hub layout (README: "
-        "cluster without internet).\n"
-        if off
-        else ""
-    )
+    off, unreachable = offline_vars(), os.environ.get(UNREACHABLE_VAR)
+    offline = ""
+    if unreachable:
+        offline = (
+            f"The hub cannot be reached from this machine ({unreachable}), so only the cache was "
+            "read.\nRun the download rule where the hub can be reached, or set this setting to a "
+            "local\ndirectory in the hub layout (README: cluster without internet).\n"
+        )
+    elif off:
+        offline = (
+            f"Offline mode is on ({', '.join(off)}): nothing was downloaded.  Unset it where the "
+            "hub can be reached,\nor set this setting to a local directory in the hub layout "
+            "(README: cluster without internet).\n"
+        )
     return DatasetUnavailable(
         f"Could not load the {what} {label} from the Hugging Face hub "
         f"({type(exc).__name__}: {exc}).\n{offline}"
