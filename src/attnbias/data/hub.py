@@ -106,6 +106,14 @@ def hub_error(
     """The one message for a hub artefact that cannot be loaded: what failed, how to fetch it once
     (the download rule ``rule`` when there is one), and the offline quick preset."""
     label = name + (f" (config {config!r})" if config else "")
+    if is_local(name):  # a local source: nothing to fetch, the directory is wrong
+        return DatasetUnavailable(
+            f"Could not load the {what} {label} from the local directory "
+            f"{local_path(name)} ({type(exc).__name__}: {exc}).\n"
+            "A local source must be laid out like the hub repository (what `hf download <id> "
+            "--local-dir DIR`\nwrites; README: cluster without internet), or give the hub id "
+            "instead."
+        )
     if what == "dataset":
         args = f"'{name}'" + (f", '{config}'" if config else "")
         how = f"    python -c \"import datasets; datasets.load_dataset({args})\"\n"

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .hub import DatasetUnavailable, hub_error
+from .hub import DatasetUnavailable, hub_error, is_local, local_path
 
 PILE_HUB = "monology/pile-uncopyrighted"
 GPT2_TOKENIZER_HUB = "openai-community/gpt2"
@@ -147,8 +147,8 @@ def hub_tokenizer(name: str = GPT2_TOKENIZER_HUB) -> HFTokenizer:
     try:
         from transformers import AutoTokenizer
 
-        tok = AutoTokenizer.from_pretrained(name)
-    except Exception as exc:  # offline, not cached, bad id
+        tok = AutoTokenizer.from_pretrained(local_path(name) if is_local(name) else name)
+    except Exception as exc:  # offline, not cached, bad id, a local directory in another layout
         raise hub_error(name, exc, what="tokenizer") from exc
     return HFTokenizer(tok, kind="hub")
 
@@ -248,7 +248,8 @@ def iter_hub_texts(source: str, split: str, text_key: str = "text") -> Iterator[
     pattern = any(c in split for c in "*./")
     kw = {"data_files": {"part": split}, "split": "part"} if pattern else {"split": split}
     try:
-        ds = datasets.load_dataset(source, streaming=True, **kw)
+        path = local_path(source) if is_local(source) else source
+        ds = datasets.load_dataset(path, streaming=True, **kw)
         it = iter(ds)
         first = next(it)
     except StopIteration:
