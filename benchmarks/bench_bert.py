@@ -29,7 +29,8 @@ import time
 
 import numpy as np
 import torch
-import yaml
+
+from attnbias.workflow import load_config
 
 PEAK_BF16 = {
     "H100 80GB HBM3": 989e12,
@@ -72,7 +73,7 @@ def main():
     device = resolve_device("auto")
     gpu = device.type == "cuda"
     preset = args.preset or ("paper" if gpu else "quick")
-    s = yaml.safe_load(open("config.yaml"))["fastrates"][args.figure][preset]
+    s = load_config(".", scale=preset)["fastrates"][args.figure]
     steps = args.steps or (200 if gpu else 8)
     batch, length = s["batch_size"], s["max_length"]
     num_labels = 3 if args.figure == "fig1" else 2

@@ -4,7 +4,7 @@ core).
     python benchmarks/bench_fastrates.py
 
 Times each ``compute_<group>`` of :mod:`attnbias.experiments.fastrates.synthetic` with the
-settings of ``config.yaml`` (schema defaults filled in) and prints a table.  Threads are pinned
+settings of ``config.yaml`` (validated) and prints a table.  Threads are pinned
 to one before numpy is imported.  Table 1 is fitted from the Fig 2 runs and has no computation
 of its own.
 """
@@ -16,11 +16,9 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import time  # noqa: E402
 
-import yaml  # noqa: E402
-from snakemake.utils import validate  # noqa: E402
-
 from attnbias.analysis.fastrates import rate_table  # noqa: E402
 from attnbias.experiments import fastrates as fx  # noqa: E402
+from attnbias.workflow import load_config  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GROUPS = ("fig2", "fig3", "fig5", "fig8", "fig9", "fig10")
@@ -28,8 +26,7 @@ TARGET_S = 60.0
 
 
 def main():
-    cfg = yaml.safe_load(open(os.path.join(ROOT, "config.yaml"))).get("fastrates", {})
-    validate(cfg, os.path.join(ROOT, "workflow", "schemas", "fastrates.schema.yaml"))
+    cfg = load_config(ROOT)["fastrates"]
     print(f"{'computation':<16}{'wall [s]':>10}{'rows':>8}  runs")
     total = 0.0
     frames = {}

@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 import torch
-import yaml
+
+from attnbias.workflow import load_config
 
 PEAK_BF16 = {
     "H100 80GB HBM3": 989e12,
@@ -56,7 +57,7 @@ def main():
     ap.add_argument("--ctx", type=int, default=None)
     ap.add_argument("--no-compile", action="store_true")
     args = ap.parse_args()
-    s = yaml.safe_load(open("config.yaml"))["lowrank"]["lm"]["paper"]
+    s = load_config(".", scale="paper")["lowrank"]["lm"]
     device = resolve_device("auto")
     gpu = device.type == "cuda"
     ctx = args.ctx or (s["ctx"] if gpu else 256)

@@ -20,19 +20,8 @@ import argparse  # noqa: E402
 import copy  # noqa: E402
 import time  # noqa: E402
 
-import yaml  # noqa: E402
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOY_TARGET_S, FIG2_TARGET_S = 10.0, 300.0
-
-
-def _merge(base, over):
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(base.get(k), dict):
-            _merge(base[k], v)
-        else:
-            base[k] = v
-    return base
 
 
 def main():
@@ -52,21 +41,11 @@ def main():
     import torch
 
     torch.set_num_threads(1)
-    from snakemake.utils import validate
-
     from attnbias.experiments import lowrank as lr
+    from attnbias.workflow import load_config
 
-    cfg = yaml.safe_load(open(os.path.join(ROOT, "config.yaml")))["lowrank"]
-    if args.ci:
-        _merge(
-            cfg,
-            yaml.safe_load(open(os.path.join(ROOT, "tests", "config", "ci_lowrank.yaml")))[
-                "lowrank"
-            ],
-        )
-    validate(
-        cfg, os.path.join(ROOT, "workflow", "schemas", "lowrank.schema.yaml")
-    )  # fills the defaults
+    ci = [os.path.join(ROOT, "tests", "config", "ci_lowrank.yaml")] if args.ci else []
+    cfg = load_config(ROOT, configfiles=ci)["lowrank"]
     rows = []
     for fig in ("fig1", "figA", "figL"):
         t0, c0 = time.perf_counter(), time.process_time()

@@ -13,15 +13,14 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import time  # noqa: E402
 
-import yaml  # noqa: E402
-
 from attnbias.experiments import maxmargin as mm  # noqa: E402
+from attnbias.workflow import load_config  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main():
-    cfg = yaml.safe_load(open(os.path.join(ROOT, "config.yaml")))["maxmargin"]
+    cfg = load_config(ROOT)["maxmargin"]
     rows = []
     total = 0.0
     for group in ("fig1", "fig2", "fig3", "fig4", "fig5", "fig8"):

@@ -3,7 +3,7 @@
     python benchmarks/bench_nucnorm.py [p1 p2 ...]
 
 Times each ``compute_<fig>`` of :mod:`attnbias.experiments.nucnorm` with the settings of
-``config.yaml`` (schema defaults filled in) and prints a table: wall and CPU time, recorded rows
+``config.yaml`` (validated) and prints a table: wall and CPU time, recorded rows
 and the figure's workload (runs and update counts; instance selection, whose premise runs add a
 few thousand updates per candidate seed, is included in the time).  Threads are pinned to one before
 numpy is imported.
@@ -17,10 +17,8 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import time  # noqa: E402
 
-import yaml  # noqa: E402
-from snakemake.utils import validate  # noqa: E402
-
 from attnbias.experiments import nucnorm as nx  # noqa: E402
+from attnbias.workflow import load_config  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIGURES = ("p1", "p2", "p3", "p4", "p5")
@@ -45,8 +43,7 @@ def workload(fig: str, s: dict) -> str:
 
 
 def main(figures):
-    cfg = yaml.safe_load(open(os.path.join(ROOT, "config.yaml"))).get("nucnorm", {})
-    validate(cfg, os.path.join(ROOT, "workflow", "schemas", "nucnorm.schema.yaml"))
+    cfg = load_config(ROOT)["nucnorm"]
     print(f"{'figure':<8}{'wall [s]':>10}{'cpu [s]':>10}{'rows':>8}  workload")
     total = cpu_total = 0.0
     for fig in figures:

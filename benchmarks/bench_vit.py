@@ -15,7 +15,8 @@ import argparse
 import time
 
 import torch
-import yaml
+
+from attnbias.workflow import load_config
 
 PEAK_BF16 = {
     "H100 80GB HBM3": 989e12,
@@ -55,7 +56,7 @@ def main():
     ap.add_argument("--batch", type=int, default=None)
     ap.add_argument("--compile", action="store_true")
     args = ap.parse_args()
-    s = yaml.safe_load(open("config.yaml"))["maxmargin"]["vit"][args.preset]
+    s = load_config(".", scale=args.preset)["maxmargin"]["vit"]
     device = resolve_device("auto")
     gpu = device.type == "cuda"
     steps = args.steps or (300 if gpu else 3)

@@ -59,3 +59,73 @@ def named_inputs(inputs) -> dict:
 
 def python_info() -> str:
     return sys.version.split()[0]
+
+
+def deep_update(base: dict, extra: dict) -> dict:
+    """``base`` updated recursively by ``extra`` (nested mappings merge, anything else replaces):
+    how Snakemake layers config files."""
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_update(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_config(root, scale: str | None = None, configfiles=(), validate: bool = True) -> dict:
+    """The workflow's configuration outside Snakemake (tests, benchmarks): ``config.yaml`` (the
+    quick preset), the paper overlay ``workflow/presets/paper.yaml`` when the preset is paper,
+    then ``configfiles`` in order; validated against the schemas as the workflow does."""
+    import yaml
+
+    root = Path(root)
+    extra = [yaml.safe_load(Path(f).read_text()) or {} for f in configfiles]
+    cfg = yaml.safe_load((root / "config.yaml").read_text())
+    for e in extra:
+        cfg = deep_update(cfg, e)
+    if scale is not None:
+        cfg["scale"] = scale
+    if cfg["scale"] == "paper":
+        cfg = deep_update(cfg, yaml.safe_load((root / "workflow/presets/paper.yaml").read_text()))
+        for e in extra:  # command-line files go on top of the preset, as in the Snakefile
+            cfg = deep_update(cfg, e)
+        if scale is not None:
+            cfg["scale"] = scale
+    if validate:
+        import jsonschema
+
+        schemas = root / "workflow" / "schemas"
+        for name, section in [("config", cfg)] + [(p, cfg.get(p, {})) for p in PAPERS]:
+            schema = yaml.safe_load((schemas / f"{name}.schema.yaml").read_text())
+            jsonschema.Draft202012Validator(schema).validate(section)
+    return cfg
+
+
+PAPERS = ("maxmargin", "fastrates", "nucnorm", "lowrank")
+
+
+def is_seed_key(key: str) -> bool:
+    """Settings that are random seeds: ``seed``, ``seeds``, ``seed_base``, ``seed0``, ``*_seed``."""
+    return key.startswith("seed") or key.endswith("_seed")
+
+
+def shift_seeds(settings, shift: int):
+    """``settings`` with every random seed (see :func:`is_seed_key`; integers or lists of
+    integers, at any depth) increased by ``shift``: the ``--config seed=N`` switch, which reruns
+    every figure on other random draws without touching anything else."""
+    if isinstance(settings, list):
+        return [shift_seeds(v, shift) for v in settings]
+    if not isinstance(settings, dict):
+        return settings
+    out = {}
+    for key, value in settings.items():
+        if is_seed_key(key) and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = value + shift
+        elif is_seed_key(key) and isinstance(value, list) and all(
+            isinstance(v, int) for v in value
+        ):
+            out[key] = [v + shift for v in value]
+        else:
+            out[key] = shift_seeds(value, shift)
+    return out

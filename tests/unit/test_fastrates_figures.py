@@ -5,14 +5,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from conftest import ROOT
-from snakemake.utils import validate
 
 from attnbias.analysis.fastrates import rate_table, write_rate_table
 from attnbias.claims.fastrates import check
 from attnbias.experiments import fastrates as fx
 from attnbias.plotting.fastrates import plot
+from attnbias.workflow import load_config
 
 GROUPS = {
     "fig2": ["fig2", "table1"],
@@ -25,10 +24,9 @@ GROUPS = {
 
 
 def ci_settings():
-    """The CI settings of tests/config/ci_fastrates.yaml over the schema defaults."""
-    cfg = yaml.safe_load((ROOT / "tests" / "config" / "ci_fastrates.yaml").read_text())["fastrates"]
-    validate(cfg, str(ROOT / "workflow" / "schemas" / "fastrates.schema.yaml"))
-    return cfg
+    """The CI settings: tests/config/ci_fastrates.yaml over config.yaml, validated."""
+    ci = ROOT / "tests" / "config" / "ci_fastrates.yaml"
+    return load_config(ROOT, configfiles=[ci])["fastrates"]
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from conftest import ROOT
-from snakemake.utils import validate
 
 from attnbias.claims.nucnorm import check
 from attnbias.experiments import nucnorm as nx
 from attnbias.io import load_data, save_data
 from attnbias.plotting.nucnorm import plot
+from attnbias.workflow import deep_update, load_config
 
 # Reduced settings over the schema defaults (spec values): shorter runs, fewer instances.
 REDUCED = {
@@ -36,9 +36,9 @@ REDUCED = {
 
 
 def settings(fig):
-    cfg = {"nucnorm": {fig: dict(REDUCED[fig])}}["nucnorm"]
-    validate(cfg, str(ROOT / "workflow" / "schemas" / "nucnorm.schema.yaml"))
-    return cfg[fig]
+    """The reduced settings over config.yaml's, validated as the workflow does."""
+    cfg = load_config(ROOT)["nucnorm"]
+    return deep_update(cfg[fig], REDUCED[fig])
 
 
 @pytest.fixture(scope="module")

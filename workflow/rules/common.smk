@@ -34,6 +34,14 @@ for _paper in PAPERS:
 
 SCALE = config["scale"]
 
+# `--config seed=N` shifts every random seed of every figure by N (attnbias.workflow.shift_seeds):
+# the paper claims should hold on any draw, not only the default one.
+if config["seed"]:
+    from attnbias.workflow import shift_seeds
+
+    for _paper in PAPERS:
+        config[_paper] = shift_seeds(config[_paper], config["seed"])
+
 # Figure registry: (paper, figure id) -> entry.  Paper rules files register their figures
 # (with the plot-ready data files that feed them); figures.smk turns every entry into a plot
 # rule `<paper>_<fig>` and a claim rule `<paper>_check_<fig>`, and builds the aggregates.

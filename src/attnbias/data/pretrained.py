@@ -76,11 +76,15 @@ def safetensors_layer_factors(model_dir: str):
 def download_models(names: list[str]):
     """Fetch the config and safetensors weights of hub models into the Hugging Face cache.  Gated
     models (LLaMA-2) need an accepted licence and a token in the environment (``HF_TOKEN``, or a
-    ``huggingface-cli login``), never in the config."""
+    ``huggingface-cli login``), never in the config.  A local model directory (in the hub layout)
+    is used as it is: nothing to fetch."""
     from huggingface_hub import snapshot_download
 
     rows = []
     for name in names:
+        if Path(name).is_dir():
+            rows.append({"model": name, "path": name})
+            continue
         try:
             path = snapshot_download(
                 name,
