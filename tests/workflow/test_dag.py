@@ -156,3 +156,32 @@ def test_boolean_switch_from_command_line():
     )
     assert res.returncode == 0, res.stdout[-2000:]
     assert "claims_gate" in res.stdout
+
+
+def _paper_dry_run(tmp_path, cfg: dict):
+    path = tmp_path / "paper.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return snakemake_cmd(
+        "-n", "--cores", "1", "--nolock", "lowrank", "--forceall",
+        "--config", "scale=paper", "--configfile", path,
+    )  # fmt: skip
+
+
+def test_lm_layers_beyond_the_model_are_rejected_naming_the_keys(tmp_path):
+    # the paper's figC layers [7, 9] need >= 9 layers: with 8 the parse fails, naming the key
+    res = _paper_dry_run(tmp_path, {"lowrank": {"lm": {"n_layer": 8}}})
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert "lowrank.figC.layers has [9]" in out and "lowrank.lm.n_layer = 8" in out
+    assert "lowrank.fig3.layers" not in out  # layer 5 exists
+    res = _paper_dry_run(tmp_path, {"lowrank": {"lm": {"n_layer": 4}}})
+    out = res.stdout + res.stderr
+    assert "lowrank.fig3.layers has [5]" in out and "lowrank.figC.layers has [7, 9]" in out
+    res = _paper_dry_run(tmp_path, {"lowrank": {"lm": {"n_layer": 9}}})  # layers count from 1
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
+def test_one_seed_table1_is_valid(tmp_path):
+    res = _paper_dry_run(tmp_path, {"lowrank": {"table1": {"seeds": [0]}}})
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert "lowrank_gather_table1" in res.stdout

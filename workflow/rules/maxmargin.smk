@@ -67,9 +67,10 @@ register_sweep(
                 "cifar10",
                 "data.hub.fetch_assets",
                 {"kind": "dataset", "names": [_VIT["cifar_source"]]},
+                hub=hub_assets(("dataset", _VIT["cifar_source"])),
             )
         }
-        if _VIT["dataset"] == "cifar10"
+        if _VIT["dataset"] == "cifar10" and not is_local(_VIT["cifar_source"])
         else {}
     ),
     resources={

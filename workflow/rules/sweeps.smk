@@ -1,6 +1,11 @@
-# Registries of the deep-learning computations: hub downloads (`register_download`), training
-# sweeps (`register_sweep`) and precomputed GPU results.  figures.smk generates their rules.
+# Registries of the deep-learning computations: training sweeps (`register_sweep`) and precomputed
+# GPU results; hub downloads and local sources (`register_download`) in downloads.smk.  figures.smk
+# generates their rules.
 from pathlib import Path
+
+
+include: "downloads.smk"
+
 
 PRECOMPUTED = Path(workflow.basedir) / "workflow" / "precomputed"
 
@@ -29,60 +34,6 @@ def precomputed_files(paper, group, names):
         return [str(folder / n) for n in names]
 
     return inputs
-
-
-# Hub downloads: (paper, name) -> entry; figures.smk generates one rule `<paper>_download_<name>`
-# per entry, all alike: a local rule (compute nodes often have no internet) running
-# attnbias.<func>(**settings) through scripts/download.py, with retries, writing the marker
-# results/downloads/<paper>/<name>.{csv,json}.  Consumers depend on the marker through ancient(),
-# so a re-download never retrains.
-DOWNLOADS = {}
-
-
-def register_download(
-    paper, name, func, settings, prepares=False, threads=1, mem_mb=8000, runtime=240
-):
-    """Register a hub download; returns its marker (the input a training rule depends on).
-
-    ``prepares``: the function also writes files (e.g. tokens) into ``out_dir``, the folder
-    results/downloads/<paper>/<name>/ beside the marker; consumers find them from the marker.
-    """
-    entry = dict(
-        func=func,
-        settings=settings,
-        prepares=prepares,
-        threads=threads,
-        mem_mb=mem_mb,
-        runtime=runtime,
-    )
-    if DOWNLOADS.get((paper, name), entry) != entry:
-        raise WorkflowError(
-            f"download {paper}/{name} registered twice with different settings"
-        )
-    DOWNLOADS[(paper, name)] = entry
-    return ancient(f"results/downloads/{paper}/{name}.csv")
-
-
-def block_downloads(paper, block, hub_datasets, shipped_models=("minilm",)):
-    """Download markers of the hub artefacts a settings block names: its ``dataset`` when
-    ``hub_datasets`` maps it to (default hub id, config) (``source`` overrides the id), and its
-    ``model`` unless that ships in a package.  One rule per artefact, shared by every figure.
-    """
-    out = []
-    if block.get("dataset") in hub_datasets:
-        hub_id, hub_config = hub_datasets[block["dataset"]]
-        names = [block.get("source") or hub_id]
-        settings = {"kind": "dataset", "names": names, "config": hub_config}
-        out.append(
-            register_download(
-                paper, block["dataset"], "data.hub.fetch_assets", settings, mem_mb=16000
-            )
-        )
-    if block.get("model", shipped_models[0]) not in shipped_models:
-        settings = {"kind": "model", "names": [block["model"]]}
-        name = block["model"].rsplit("/", 1)[-1]
-        out.append(register_download(paper, name, "data.hub.fetch_assets", settings))
-    return out
 
 
 # Training sweeps: (paper, name) -> entry; figures.smk generates, per sweep, one training rule

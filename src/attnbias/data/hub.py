@@ -1,8 +1,95 @@
 """Access to the Hugging Face hub: the one error type and message for an artefact that cannot be
 loaded (typically: offline and not cached), shared by every dataset, tokenizer and model loader,
-and the download step of the paper preset (:func:`fetch_assets`)."""
+and the download step of the paper preset (:func:`fetch_assets`).
+
+**Local sources.**  Every dataset, model and tokenizer setting takes a hub id or a local directory
+laid out like the hub repository (what ``hf download <id> --local-dir DIR`` writes).  The rule,
+shared by the workflow and the loaders (:func:`is_local`): a value is local when it starts with
+``/``, ``./``, ``../`` or ``~``, or names an existing directory; anything else is a hub id.
+
+**Offline mode.**  With ``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set
+(:func:`offline_vars`), a download step loads only from the Hugging Face cache; an artefact that is
+not cached fails at once (:func:`require_cached`), without a network attempt or a retry.  When
+the hub cannot be reached at all (:func:`hub_unreachable`: no route, no DNS), a download step works
+the same way, from the cache only, instead of letting each library retry for tens of seconds."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
+
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+LOCAL_PREFIXES = ("/", "./", "../", "~")
+
+
+def offline_vars(environ=None) -> list[str]:
+    """The Hugging Face offline variables set to a true value (``1``, ``true``, ``yes``, ``on``)."""
+    env = os.environ if environ is None else environ
+    return [v for v in OFFLINE_VARS if env.get(v, "").strip().lower() in ("1", "true", "yes", "on")]
+
+
+UNREACHABLE_VAR = "ATTNBIAS_HUB_UNREACHABLE"  # set by scripts/download.py: why, for the message
+PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def hub_unreachable(timeout: float = 5.0) -> str | None:
+    """Why the hub endpoint (``HF_ENDPOINT``, default https://huggingface.co) cannot be reached
+    from this machine -- a TCP connection fails within ``timeout`` seconds -- or None when it can,
+    or when a proxy is configured (then the libraries' own attempts decide)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if any(os.environ.get(v) for v in PROXY_VARS):
+        return None
+    url = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname, port), timeout=timeout):
+            return None
+    except OSError as exc:
+        return f"{url.scheme}://{url.netloc}: {exc}"
+
+
+def is_local(source) -> bool:
+    """True when a dataset/model/tokenizer setting names a local directory rather than a hub id:
+    it starts with ``/``, ``./``, ``../`` or ``~``, or it is an existing directory (relative to the
+    working directory, as the Hugging Face libraries resolve it)."""
+    if not isinstance(source, str) or not source:
+        return False
+    return source.startswith(LOCAL_PREFIXES) or Path(source).is_dir()
+
+
+def local_path(source: str) -> str:
+    """A local source with ``~`` expanded (the Hugging Face loaders do not expand it)."""
+    return os.path.expanduser(source)
+
+
+def _cache_dirs(kind: str, name: str) -> list[Path]:
+    """Where the Hugging Face libraries cache a hub repository (``kind``: dataset or model)."""
+    from huggingface_hub import constants
+
+    hub = Path(constants.HF_HUB_CACHE)
+    repo = name.replace("/", "--")
+    if kind != "dataset":
+        return [hub / f"models--{repo}"]
+    home = Path(os.environ.get("HF_HOME") or Path(constants.HF_HOME))
+    datasets_cache = Path(os.environ.get("HF_DATASETS_CACHE") or home / "datasets")
+    return [hub / f"datasets--{repo}", datasets_cache / name.replace("/", "___")]
+
+
+def require_cached(assets, rule: str | None = None) -> None:
+    """In offline mode (:func:`offline_vars`), fail at once with :func:`hub_error` when a hub
+    artefact ``(kind, name)`` of ``assets`` has nothing in the Hugging Face cache: no network
+    attempt, no retry.  Local sources and online mode pass (the loaders then do the work)."""
+    off = offline_vars()
+    if not off:
+        return
+    for kind, name in assets:
+        if is_local(name) or any(d.exists() for d in _cache_dirs(kind, name)):
+            continue
+        why = "the hub cannot be reached" if os.environ.get(UNREACHABLE_VAR) else f"{off[0]} is set"
+        exc = FileNotFoundError(f"{why} and it is not in the cache")
+        raise hub_error(name, exc, what=kind, rule=rule)
 
 
 class DatasetUnavailable(RuntimeError):
@@ -19,6 +106,14 @@ def hub_error(
     """The one message for a hub artefact that cannot be loaded: what failed, how to fetch it once
     (the download rule ``rule`` when there is one), and the offline quick preset."""
     label = name + (f" (config {config!r})" if config else "")
+    if is_local(name):  # a local source: nothing to fetch, the directory is wrong
+        return DatasetUnavailable(
+            f"Could not load the {what} {label} from the local directory "
+            f"{local_path(name)} ({type(exc).__name__}: {exc}).\n"
+            "A local source must be laid out like the hub repository (what `hf download <id> "
+            "--local-dir DIR`\nwrites; README: cluster without internet), or give the hub id "
+            "instead."
+        )
     if what == "dataset":
         args = f"'{name}'" + (f", '{config}'" if config else "")
         how = f"    python -c \"import datasets; datasets.load_dataset({args})\"\n"
@@ -28,9 +123,23 @@ def hub_error(
         how = f"    snakemake --cores 1 {rule} --config scale=paper      (or, equivalently)\n" + how
     else:
         how += "(the paper preset's download rules do this: snakemake ... --config scale=paper)\n"
+    off, unreachable = offline_vars(), os.environ.get(UNREACHABLE_VAR)
+    offline = ""
+    if unreachable:
+        offline = (
+            f"The hub cannot be reached from this machine ({unreachable}), so only the cache was "
+            "read.\nRun the download rule where the hub can be reached, or set this setting to a "
+            "local\ndirectory in the hub layout (README: cluster without internet).\n"
+        )
+    elif off:
+        offline = (
+            f"Offline mode is on ({', '.join(off)}): nothing was downloaded.  Unset it where the "
+            "hub can be reached,\nor set this setting to a local directory in the hub layout "
+            "(README: cluster without internet).\n"
+        )
     return DatasetUnavailable(
         f"Could not load the {what} {label} from the Hugging Face hub "
-        f"({type(exc).__name__}: {exc}).\n"
+        f"({type(exc).__name__}: {exc}).\n{offline}"
         f"The paper preset needs it.  Fetch it once on a machine with network access:\n{how}"
         "(it is cached under $HF_HOME, which you can copy to an offline machine), or run the\n"
         "offline quick preset instead:  snakemake --cores 2 all --config scale=quick"

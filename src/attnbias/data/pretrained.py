@@ -20,14 +20,17 @@ from pathlib import Path
 import pandas as pd
 
 from ..metrics import rank as rk
-from .hub import hub_error
+from .hub import hub_error, is_local, local_path
 
 
 def resolve_model_dir(source: str) -> str:
     """A local model directory, or the Hugging Face cache snapshot of a hub id (never downloads);
     a missing snapshot raises :class:`~attnbias.data.hub.DatasetUnavailable` with instructions."""
-    if Path(source).is_dir():
-        return source
+    if is_local(source):  # a local directory (or a path-like value: then a clear error)
+        path = local_path(source)
+        if not Path(path).is_dir():
+            raise hub_error(source, FileNotFoundError(f"{path} is not a directory"), what="model")
+        return path
     try:
         from huggingface_hub import snapshot_download
 

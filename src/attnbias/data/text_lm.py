@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .hub import DatasetUnavailable, hub_error
+from .hub import DatasetUnavailable, hub_error, is_local, local_path
 
 PILE_HUB = "monology/pile-uncopyrighted"
 GPT2_TOKENIZER_HUB = "openai-community/gpt2"
@@ -147,8 +147,8 @@ def hub_tokenizer(name: str = GPT2_TOKENIZER_HUB) -> HFTokenizer:
     try:
         from transformers import AutoTokenizer
 
-        tok = AutoTokenizer.from_pretrained(name)
-    except Exception as exc:  # offline, not cached, bad id
+        tok = AutoTokenizer.from_pretrained(local_path(name) if is_local(name) else name)
+    except Exception as exc:  # offline, not cached, bad id, a local directory in another layout
         raise hub_error(name, exc, what="tokenizer") from exc
     return HFTokenizer(tok, kind="hub")
 
@@ -248,16 +248,36 @@ def iter_hub_texts(source: str, split: str, text_key: str = "text") -> Iterator[
     pattern = any(c in split for c in "*./")
     kw = {"data_files": {"part": split}, "split": "part"} if pattern else {"split": split}
     try:
-        ds = datasets.load_dataset(source, streaming=True, **kw)
+        path = local_path(source) if is_local(source) else source
+        ds = datasets.load_dataset(path, streaming=True, **kw)
         it = iter(ds)
         first = next(it)
     except StopIteration:
         return
     except Exception as exc:  # offline, not cached, missing split, no zstandard for .zst files
+        if "zstandard" in str(exc).lower() or "zstd" in str(exc).lower():
+            raise _zstandard_missing(source) from exc
         raise hub_error(source, exc, rule="lowrank_download_pile") from exc
     yield first[text_key]
     for row in it:
         yield row[text_key]
+
+
+def _zstandard_missing(source: str) -> DatasetUnavailable:
+    return DatasetUnavailable(
+        f"Reading {source} needs the zstandard package (its files are .jsonl.zst), which only "
+        "the paper extra installs:\n    pip install -e '.[paper]'\n"
+        "(in the environment that runs the workflow; nothing needs to be downloaded again)."
+    )
+
+
+def _needs_zstandard(source: str, splits) -> bool:
+    """Whether reading ``splits`` of ``source`` decompresses .zst files: a split or file pattern
+    naming them, the Pile hub copy, or a local directory holding them."""
+    if any(str(s).endswith(".zst") for s in splits) or source == PILE_HUB:
+        return True
+    d = Path(os.path.expanduser(source))
+    return d.is_dir() and next(d.rglob("*.zst"), None) is not None
 
 
 def prepare_hub_tokens(source: str, tokenizer: str, out_dir, train_tokens: int, val_tokens: int,
@@ -266,21 +286,66 @@ def prepare_hub_tokens(source: str, tokenizer: str, out_dir, train_tokens: int, 
     """Tokenize the first ``train_tokens`` / ``val_tokens`` tokens of two splits into
     ``out_dir/{train,val}.bin`` (flat little-endian uint16, or uint32 for vocabularies > 65,535),
     each document followed by the end-of-text id; ``out_dir/tokens.json`` describes them.
-    ``tokenizer``: a hub id (``openai-community/gpt2``) or a local tokenizer directory."""
+    ``source``/``tokenizer``: hub ids (``openai-community/gpt2``) or local directories in the hub
+    layout (read without network).
+
+    Resumable per split: a finished ``<split>.bin`` is recorded in ``<split>.json`` with the
+    settings that made it; on a rerun with the same settings it is kept and only the missing split
+    is produced (a failure while writing val.bin never costs the 2.7 B train tokens).  Partial
+    ``*.tmp`` files of an interrupted run are removed first."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    for tmp in out.glob("*.tmp"):
+        tmp.unlink()
+    (out / "tokens.json").unlink(missing_ok=True)  # rewritten once both splits are finished
+    splits = {"train": (train_split, train_tokens), "val": (val_split, val_tokens)}
+    if _needs_zstandard(source, [s for s, _ in splits.values()]):
+        import importlib.util
+
+        if importlib.util.find_spec("zstandard") is None:
+            raise _zstandard_missing(source)
     tok = hub_tokenizer(tokenizer)
     dtype = np.uint16 if tok.vocab_size <= 65535 else np.uint32
     counts = {}
-    for name, split, limit in (("train", train_split, train_tokens),
-                               ("val", val_split, val_tokens)):
-        counts[name] = _write_tokens(tok, iter_hub_texts(source, split), out / f"{name}.bin", limit,
-                                     dtype, batch_docs)
+    for name, (split, limit) in splits.items():
+        record = {"source": source, "tokenizer": tokenizer, "split": split, "limit": limit,
+                  "vocab_size": tok.vocab_size, "dtype": np.dtype(dtype).name}  # fmt: skip
+        n = _finished_tokens(out / f"{name}.bin", record)
+        if n is None:
+            (out / f"{name}.json").unlink(missing_ok=True)
+            n = _write_tokens(tok, iter_hub_texts(source, split), out / f"{name}.bin", limit,
+                              dtype, batch_docs)  # fmt: skip
+            _write_json(out / f"{name}.json", dict(record, tokens=n))
+        counts[name] = n
     desc = {"source": source, "tokenizer": tokenizer, "vocab_size": tok.vocab_size,
             "eos_id": int(tok.eos_id), "dtype": np.dtype(dtype).name, "tokens": counts,
             "splits": {"train": train_split, "val": val_split}}  # fmt: skip
-    (out / "tokens.json").write_text(json.dumps(desc, indent=2) + "\n")
+    _write_json(out / "tokens.json", desc)
     return desc
+
+
+def _write_json(path: Path, obj: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def _finished_tokens(path: Path, record: dict) -> int | None:
+    """The token count of a finished token file made with the settings ``record`` (its
+    ``<split>.json``, and a file of the recorded size), else None."""
+    meta = path.with_suffix(".json")
+    if not (path.exists() and meta.exists()):
+        return None
+    try:
+        done = json.loads(meta.read_text())
+    except ValueError:
+        return None
+    n = done.pop("tokens", None)
+    if done != record or not isinstance(n, int):
+        return None
+    if path.stat().st_size != n * np.dtype(record["dtype"]).itemsize:
+        return None
+    return n
 
 
 def _write_tokens(tok, texts: Iterator[str], path: Path, limit: int, dtype, batch_docs: int) -> int:
@@ -309,8 +374,9 @@ def _write_tokens(tok, texts: Iterator[str], path: Path, limit: int, dtype, batc
 
 def download_pile(source: str, tokenizer: str, out_dir: str, train_tokens: int, val_tokens: int,
                   train_split: str = "train", val_split: str = "test.jsonl.zst"):
-    """The paper preset's download rule: stream the Pile copy ``source`` once and store GPT-2
-    tokens in ``out_dir`` (train.bin, val.bin, tokens.json, by :func:`prepare_hub_tokens`); returns
+    """The paper preset's download rule: stream the Pile copy ``source`` (a hub id, or a local
+    directory in its layout: then no network) once and store GPT-2 tokens in ``out_dir``
+    (train.bin, val.bin, tokens.json, by :func:`prepare_hub_tokens`, resumable per split); returns
     a one-row summary table (the rule's marker) and its metadata."""
     import pandas as pd
 
@@ -318,7 +384,7 @@ def download_pile(source: str, tokenizer: str, out_dir: str, train_tokens: int, 
                               val_split)
     df = pd.DataFrame([{"source": source, "train_tokens": desc["tokens"]["train"],
                         "val_tokens": desc["tokens"]["val"]}])
-    return df, {"prepared": desc, "columns": {"source": "hub dataset id",
+    return df, {"prepared": desc, "columns": {"source": "hub dataset id or local directory",
                                                "train_tokens": "tokens in train.bin",
                                                "val_tokens": "tokens in val.bin"}}
 

@@ -1,0 +1,96 @@
+"""The paper preset, rehearsed end to end before anyone downloads anything.
+
+In a temporary copy of the workflow, tests/rehearsal/fake_hub.py writes format-faithful stand-ins
+of every hub artefact the paper preset reads (results/rehearsal/hub/<hub id>/), and the workflow
+runs with ``scale=paper`` and tests/config/rehearsal.yaml, which changes only sizes and points the
+sources at those local folders.  Every figure that reads hub data in the paper preset is built:
+its loaders, tokenizers, pretrained models, training jobs, gathers, plots and claims all run on
+the paper code path.  The data are noise, so the claims must be *computed*, not passed.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import copy_workflow, snakemake_cmd
+
+# The GPU figures of the paper preset, plus the CPU figures that read hub artefacts there.
+FIGURES = {
+    "maxmargin": ["fig6", "fig7"],
+    "fastrates": ["fig1", "fig4", "fig6", "fig7"],
+    "lowrank": ["fig2", "fig3", "figC", "table1", "fig4", "figB"],
+}
+TARGETS = ["gpu_figures", "fastrates_fig6", "lowrank_fig4", "lowrank_figB"]
+TRAIN_RULES = [
+    "maxmargin_vit_train",
+    "fastrates_fig1_train",
+    "fastrates_fig4_train",
+    "fastrates_fig7_train",
+    "lowrank_fig2_train",
+    "lowrank_lm_train",
+    "lowrank_vit_train",
+]
+# the hub repository each figure's data come from in the paper preset
+SOURCES = {
+    ("maxmargin", "fig6"): "uoft-cs/cifar10",
+    ("fastrates", "fig1"): "nyu-mll/glue",
+    ("fastrates", "fig4"): "google/civil_comments",
+    ("fastrates", "fig6"): "ylecun/mnist",
+    ("fastrates", "fig7"): "uoft-cs/cifar10",
+    ("lowrank", "fig3_lm"): "monology/pile-uncopyrighted",
+    ("lowrank", "fig3_vit"): "ILSVRC/imagenet-1k",
+    ("lowrank", "fig4"): "meta-llama/Llama-2-7b-hf",
+    ("lowrank", "figB"): "meta-llama/Llama-2-13b-hf",
+}
+
+
+@pytest.fixture(scope="module")
+def rehearsal(tmp_path_factory):
+    d = copy_workflow(tmp_path_factory.mktemp("rehearsal") / "attnbias")
+    hub = subprocess.run(
+        [sys.executable, "tests/rehearsal/fake_hub.py", "results/rehearsal/hub"],
+        cwd=d, capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(d / "src")),
+    )  # fmt: skip
+    assert hub.returncode == 0, hub.stderr[-3000:]
+    res = snakemake_cmd(
+        "--cores", "2", *TARGETS, "--configfile", "tests/config/rehearsal.yaml",
+        "--config", "scale=paper", cwd=d, timeout=1800,
+    )  # fmt: skip
+    assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
+    return d, res.stdout + res.stderr
+
+
+@pytest.mark.slow
+def test_every_hub_figure_and_its_claims_are_built(rehearsal):
+    d, _ = rehearsal
+    for paper, figs in FIGURES.items():
+        for fig in figs:
+            for ext in ("pdf", "png"):
+                assert (d / "results" / "figures" / paper / f"{fig}.{ext}").stat().st_size > 1000
+            doc = json.loads((d / "results" / "claims" / paper / f"{fig}.json").read_text())
+            assert doc["preset"] == "paper", (paper, fig)
+            assert doc["claims"], (paper, fig)  # computed (they may fail: the data are noise)
+
+
+@pytest.mark.slow
+def test_data_provenance_names_the_paper_sources(rehearsal):
+    d, _ = rehearsal
+    for (paper, group), hub_id in SOURCES.items():
+        meta = json.loads((d / "results" / "data" / paper / f"{group}.json").read_text())
+        assert meta["provenance"]["preset"] == "paper", (paper, group)
+        assert hub_id in json.dumps(meta), (paper, group, hub_id)
+
+
+@pytest.mark.slow
+def test_every_paper_training_rule_ran(rehearsal):
+    d, log = rehearsal
+    assert "precomputed" not in " ".join(re.findall(r"^(?:local)?rule (\w+):", log, re.M))
+    for rule in TRAIN_RULES:
+        runs = list((d / "results" / "benchmarks" / rule).glob("*.tsv"))
+        assert runs, f"{rule} did not run"
+    tokens = json.loads((d / "results/downloads/lowrank/pile/tokens.json").read_text())
+    assert tokens["tokens"]["train"] > 0 and "pile-uncopyrighted" in tokens["source"]

