@@ -12,6 +12,5 @@ with rule_logging(snakemake) as log:  # noqa: F821
     preset = data[0][1].get("provenance", {}).get("preset")
     write_claims(snakemake.output.claims, p.paper, p.figure, preset, claims)  # noqa: F821
     for c in claims:
-        log.info(
-            "%s %s: %s (threshold %s)", "PASS" if c.passed else "FAIL", c.id, c.value, c.threshold
-        )
+        verdict = "PASS" if c.passed else "FAIL"
+        log.info("%s [%s] %s: %s (threshold %s)", verdict, c.kind, c.id, c.value, c.threshold)

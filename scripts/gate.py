@@ -1,4 +1,5 @@
-"""claims_strict: fail the run when any claim failed (the summary itself is kept)."""
+"""claims_strict: fail the run when any paper claim or sanity check failed (or an identity: a
+bug); the summary itself is kept."""
 
 from attnbias.claims.summary import gate
 from attnbias.workflow import rule_logging

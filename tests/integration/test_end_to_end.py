@@ -38,7 +38,8 @@ def test_every_claim_passes(run_dir):
         assert set(doc) == {"paper", "figure", "preset", "claims"}
         assert doc["preset"] == "quick"
         for c in doc["claims"]:
-            assert set(c) == {"id", "statement", "value", "threshold", "passed"}
+            assert set(c) == {"id", "kind", "statement", "value", "threshold", "passed"}
+            assert c["kind"] in ("paper", "sanity", "identity")
             if not c["passed"]:
                 failed.append((doc["paper"], doc["figure"], c["id"], c["value"]))
     assert not failed, failed
@@ -53,7 +54,8 @@ def test_figures_and_data_exist(run_dir):
                 run_dir / "results" / "figures" / "maxmargin" / f"{fig}.{ext}"
             ).stat().st_size > 1000
     summary = (run_dir / "results" / "claims" / "summary.md").read_text()
-    assert "0 failed" in summary
+    assert re.search(r"Paper claims: (\d+)/\1 passed \(0 failed\)", summary)
+    assert re.search(r"Sanity checks: (\d+)/\1 passed \(0 failed\)", summary)
     meta = json.loads((run_dir / "results" / "data" / "maxmargin" / "fig9.json").read_text())
     assert meta["trials"] == 300 and "columns" in meta and meta["provenance"]["preset"] == "quick"
 

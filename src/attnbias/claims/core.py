@@ -2,7 +2,19 @@
 
 A claim JSON (``results/claims/<paper>/<fig>.json``) has the shape
 
-    {"paper", "figure", "preset", "claims": [{"id", "statement", "value", "threshold", "passed"}]}
+    {"paper", "figure", "preset",
+     "claims": [{"id", "kind", "statement", "value", "threshold", "passed"}]}
+
+Every claim has a **kind** (:data:`KINDS`), chosen at the call site (no default):
+
+- ``paper``: a statement the paper makes (or the spec's proposal of one), measured on this run;
+  it could fail if the paper were wrong in this setting.  Only these are evidence.
+- ``sanity``: the run is valid (it trained, converged, the solver's reference is feasible and
+  accurate, the construction meets the theorem's hypothesis, a control can detect the effect).
+  It can fail when the run is broken, but passing it says nothing about the paper.
+- ``identity``: true by construction for any input (a triangle inequality, AM–GM, a square is
+  non-negative).  Identities belong in unit tests; one kept in a claim file only documents a
+  plotted bound and is never counted as evidence.
 
 Check functions for each paper live in ``attnbias.claims.<paper>`` and are shared by the
 workflow's claim rules and the tests, so "what the figure claims" has one implementation.
@@ -27,13 +39,21 @@ _OPS = {
 }
 
 
+KINDS = ("paper", "sanity", "identity")
+
+
 @dataclass
 class Claim:
     id: str
+    kind: str
     statement: str
     value: object
     threshold: object
     passed: bool
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id!r}: kind {self.kind!r} is not one of {KINDS}")
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -41,32 +61,38 @@ class Claim:
         return jsonable(d)
 
 
-def compare(cid: str, statement: str, value: float, op: str, threshold: float) -> Claim:
-    """A scalar claim ``value <op> threshold``; threshold is recorded as e.g. "> 0.999"."""
+def compare(
+    cid: str, statement: str, value: float, op: str, threshold: float, *, kind: str
+) -> Claim:
+    """A scalar claim ``value <op> threshold``; threshold is recorded as e.g. "> 0.999".  A value
+    that is not finite (NaN: nothing to measure) fails."""
     value = float(value)
     passed = bool(math.isfinite(value) and _OPS[op](value, threshold))
-    return Claim(cid, statement, value, f"{op} {threshold:g}", passed)
+    return Claim(cid, kind, statement, value, f"{op} {threshold:g}", passed)
 
 
-def within(cid: str, statement: str, value, target, tol: float) -> Claim:
-    """max |value − target| ≤ tol (vectors allowed)."""
+def within(cid: str, statement: str, value, target, tol: float, *, kind: str) -> Claim:
+    """max |value − target| ≤ tol (vectors allowed; an empty or non-finite value fails)."""
     import numpy as np
 
     v = np.atleast_1d(np.asarray(value, dtype=float))
     t = np.atleast_1d(np.asarray(target, dtype=float))
-    err = float(np.max(np.abs(v - t)))
+    err = float(np.max(np.abs(v - t))) if v.size and t.size else float("nan")
     return Claim(
         cid,
+        kind,
         statement,
         v.tolist(),
         f"|· − {t.tolist()}| ≤ {tol:g} (max error {err:.2e})",
-        bool(err <= tol),
+        bool(math.isfinite(err) and err <= tol),
     )
 
 
-def holds(cid: str, statement: str, value, passed: bool, threshold: str = "true") -> Claim:
+def holds(
+    cid: str, statement: str, value, passed: bool, threshold: str = "true", *, kind: str
+) -> Claim:
     """A structural claim whose verdict is computed by the caller."""
-    return Claim(cid, statement, value, threshold, bool(passed))
+    return Claim(cid, kind, statement, value, threshold, bool(passed))
 
 
 def write_claims(path, paper: str, figure: str, preset: str, claims: list[Claim]) -> dict:

@@ -3,6 +3,13 @@ data; the analysis they share with the plots is :mod:`attnbias.analysis.lowrank`
 
 Convention: penalty (λ/2)(‖A‖² + ‖B‖²) ≡ λ‖ABᵀ‖_*; the Fig 1 fit term carries no ½, so the
 predicted singular values are s_i = max(d_i − λ/2, 0).
+
+Kinds (see :mod:`attnbias.claims.core`): balancing rates, vanishing gaps, soft-thresholding, rank
+trends in λ, the λ = 0 controls (no decay without weight decay), the Adam + L2 fixed points and
+the Table 1 ordering are ``paper``; "the task is solved", finite runs, a complete grid and AdamW
+reaching the data line are ``sanity``.  Fig 4 / App. B keep ``<product>_bound``,
+‖ABᵀ‖_* ≤ ½(‖A‖² + ‖B‖²) (AM–GM, true for any matrices) as an ``identity``: it documents the y = x
+line of the plot and is never evidence; its unit test is ``tests/unit/test_claim_identities.py``.
 """
 
 from __future__ import annotations
@@ -40,12 +47,13 @@ def _fig1(df: pd.DataFrame, meta: dict) -> list[Claim]:
                       "for every λ > 0, the imbalance log-slope fitted over t ∈ [50, 300] "
                       "(imbalance > 10⁻⁶), "
                       "divided by 2ηλ (λ = " + ", ".join(f"{x:g}" for x in positive) + ")",
-                      ratios, np.ones(len(ratios)), 0.10))  # fmt: skip
+                      ratios, np.ones(len(ratios)), 0.10, kind="paper"))  # fmt: skip
     last = df[df.t == T].set_index("lam")
     big = [lam for lam in lams if lam >= 0.2]
     out.append(compare(f"gap_t{T}",
                        f"max over λ ≥ 0.2 of the gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖_* at t = {T}",
-                       float(np.max(np.abs(last.loc[big, "gap"]))), "<", 1e-6))  # fmt: skip
+                       float(np.max(np.abs(last.loc[big, "gap"]))), "<", 1e-6,
+                       kind="paper"))  # fmt: skip
     n = len(d)
     dd = np.sort(d)[::-1]
     errs, excluded = [], []
@@ -59,7 +67,8 @@ def _fig1(df: pd.DataFrame, meta: dict) -> list[Claim]:
     out.append(compare(f"soft_threshold_t{T}",
                        f"max over (i, λ) of |s_i(ABᵀ) − max(d_i − λ/2, 0)| at t = {T}, excluding "
                        "d_i = λ/2 "
-                       f"({', '.join(excluded) or 'none'})", max(errs), "<=", 1e-3))  # fmt: skip
+                       f"({', '.join(excluded) or 'none'})", max(errs), "<=", 1e-3,
+                       kind="paper"))  # fmt: skip
     g0 = df[df.lam == 0].sort_values("t")
     if len(g0):
         # The imbalance is the gradient-flow invariant at λ = 0 (GD adds O(η²)); the gap is not an
@@ -67,12 +76,13 @@ def _fig1(df: pd.DataFrame, meta: dict) -> list[Claim]:
         imb = g0.imbalance.to_numpy()
         out.append(compare("lam0_imbalance_constant",
                            "λ = 0: max over t of |imbalance_t / imbalance_0 − 1|",
-                           float(np.max(np.abs(imb / imb[0] - 1.0))), "<=", 0.10))  # fmt: skip
+                           float(np.max(np.abs(imb / imb[0] - 1.0))), "<=", 0.10,
+                           kind="paper"))  # fmt: skip
         gp = g0.gap.to_numpy()
         out.append(compare("lam0_gap_constant",
                            f"λ = 0: |gap_{T} / gap_0 − 1| (no decay; transient maximum over t: "
                            f"{float(np.max(np.abs(gp / gp[0] - 1.0))):.3f})",
-                           float(abs(gp[-1] / gp[0] - 1.0)), "<=", 0.10))  # fmt: skip
+                           float(abs(gp[-1] / gp[0] - 1.0)), "<=", 0.10, kind="paper"))  # fmt: skip
     return out
 
 
@@ -86,23 +96,25 @@ def _figA(df: pd.DataFrame, meta: dict) -> list[Claim]:
                                   / (2 * x @ x + r.lam)))) for _, r in d.iterrows())
     out.append(compare("adam_l2_direct_ridge",
                        "Adam + L2, direct: max |w − 2x/(10 + λ)| over λ and initial points", err,
-                       "<=", 1e-3))
+                       "<=", 1e-3, kind="paper"))
     f = last[(last.parameterisation == "factorised") & (last.optimizer == "adam_l2")]
     out.append(compare("adam_l2_factorised_sparse",
                        "Adam + L2, factorised: max |w₁| / |w₂| (sparse solution)",
-                       float(np.max(np.abs(f.w1) / np.abs(f.w2))), "<", 1e-3))  # fmt: skip
+                       float(np.max(np.abs(f.w1) / np.abs(f.w2))), "<", 1e-3,
+                       kind="paper"))  # fmt: skip
     out.append(compare("adam_l2_factorised_lasso",
                        "Adam + L2, factorised: max |w₂ − (1/2 − λ/8)| (ℓ1 solution)",
-                       float(np.max(np.abs(f.w2 - (0.5 - f.lam / 8)))), "<=", 2e-3))  # fmt: skip
+                       float(np.max(np.abs(f.w2 - (0.5 - f.lam / 8)))), "<=", 2e-3,
+                       kind="paper"))  # fmt: skip
     w = last[last.optimizer == "adamw"]
     out.append(holds("adamw_finite", "AdamW: every final w is finite",
                      int(np.isfinite(w[["w1", "w2"]].to_numpy()).all()),
-                     bool(np.isfinite(w[["w1", "w2"]].to_numpy()).all()), "1"))
+                     bool(np.isfinite(w[["w1", "w2"]].to_numpy()).all()), "1", kind="sanity"))
     big = w[w.lam >= 0.1]
     out.append(compare("adamw_on_line",
                        "AdamW, λ ≥ 0.1: max |xᵀw − 1| (report-only in the paper; near the line)",
                        float(np.max(np.abs(big.w1 * x[0] + big.w2 * x[1] - 1))), "<=",
-                       5e-2))  # fmt: skip
+                       5e-2, kind="sanity"))  # fmt: skip
     return out
 
 
@@ -118,21 +130,22 @@ def _figL(df: pd.DataFrame, meta: dict) -> list[Claim]:
         within("factorised_rank",
                f"rank@10⁻²(W₂W₁) at t = {T} for λ = {lams.tolist()} (expected "
                f"{expected.astype(int).tolist()})",
-               fac.rank_1e2.to_numpy(float), expected, 1.0),  # fmt: skip
+               fac.rank_1e2.to_numpy(float), expected, 1.0, kind="paper"),  # fmt: skip
     ]
     pred = arr(meta["prediction_factorised"])
     err = max(float(np.max(np.abs(_spectrum(fac.iloc[j], n) - pred[j]))) for j in range(len(lams)))
     out.append(compare("factorised_soft_threshold",
-                       "max over (i, λ) of |s_i(W₂W₁) − max(σ_i − λ/2, 0)|", err, "<=", 2e-2))
+                       "max over (i, λ) of |s_i(W₂W₁) − max(σ_i − λ/2, 0)|", err, "<=", 2e-2,
+                       kind="paper"))
     pos = lams > 0
     out.append(within("w1_rank_matches",
                       "λ > 0: rank@10⁻²(W₁) − rank@10⁻²(W₂W₁) (balanced factors)",
                       (fac.w1_rank_1e2.to_numpy(float) - fac.rank_1e2.to_numpy(float))[pos],
-                      np.zeros(int(pos.sum())), 1.0))  # fmt: skip
+                      np.zeros(int(pos.sum())), 1.0, kind="paper"))  # fmt: skip
     out.append(within("single_rank_full",
                       f"rank@10⁻²(W) of the single matrix for every λ (full rank {n})",
                       sing.rank_1e2.to_numpy(float), np.full(len(lams), float(n)),
-                      0.0))  # fmt: skip
+                      0.0, kind="paper"))  # fmt: skip
     return out
 
 
@@ -157,7 +170,7 @@ def _fig2(df: pd.DataFrame, meta: dict) -> list[Claim]:
               f"the task is solved (accuracy ≥ {solved_acc:g}) at λ = 0 and at some λ > 0; "
               "accuracy per λ: " + ", ".join(f"{lam:g}: {acc[lam]:.4f}" for lam in lams),
               solved, bool(0.0 in solved and any(lam > 0 for lam in solved)),
-              "0 and some λ > 0 solved"),  # fmt: skip
+              "0 and some λ > 0 solved", kind="sanity"),  # fmt: skip
     ]
     for product, name in (("kq", "W_KᵀW_Q"), ("pv", "PW_V")):
         s = summ[summ["product"] == product].set_index("lam")
@@ -166,7 +179,7 @@ def _fig2(df: pd.DataFrame, meta: dict) -> list[Claim]:
                            f"solved runs: mean effective rank of {name} is non-increasing in λ "
                            f"(max ratio of consecutive values; values {np.round(er, 3).tolist()} "
                            f"at λ = {solved})",
-                           _nonincreasing(er, 0.05), "<=", 1.05))  # fmt: skip
+                           _nonincreasing(er, 0.05), "<=", 1.05, kind="paper"))  # fmt: skip
         if solved and 0.0 in solved and solved[-1] > 0:
             ratio = float(s.loc[solved[-1], "eff_rank"] / s.loc[0.0, "eff_rank"])
         else:
@@ -174,7 +187,7 @@ def _fig2(df: pd.DataFrame, meta: dict) -> list[Claim]:
         out.append(compare(f"{product}_effrank_halved",
                            f"eff-rank of {name} at the largest solved λ "
                            f"({solved[-1] if solved else 'none'}) "
-                           "/ eff-rank at λ = 0", ratio, "<=", 0.5))  # fmt: skip
+                           "/ eff-rank at λ = 0", ratio, "<=", 0.5, kind="paper"))  # fmt: skip
         imb = mean_trace(df, product, "imbalance")
         ratios = []
         for lam in lams[lams > 0]:
@@ -184,7 +197,7 @@ def _fig2(df: pd.DataFrame, meta: dict) -> list[Claim]:
         out.append(within(f"{product}_imbalance_rate",
                           f"{name}: early imbalance log-slope / (2ηλ), fitted over the first "
                           f"min(1/(ηλ), 3000) steps, for λ = {lams[lams > 0].tolist()}", ratios,
-                          np.ones(len(ratios)), 0.15))  # fmt: skip
+                          np.ones(len(ratios)), 0.15, kind="paper"))  # fmt: skip
         if product == "pv":  # the paper's gap panel is PW_V; the KQ gaps are reported alongside
             gap = s.loc[solved, "gap"].to_numpy(float)
             kq = summ[summ["product"] == "kq"].set_index("lam").loc[solved, "gap"].to_numpy(float)
@@ -195,12 +208,13 @@ def _fig2(df: pd.DataFrame, meta: dict) -> list[Claim]:
                                f"at λ = {solved}; for reference, "
                                f"not checked: W_KᵀW_Q {[float(f'{g:.3g}') for g in kq]})",
                                float(np.max(np.diff(gap))) if len(gap) > 1 else float("nan"),
-                               "<", 0.0))  # fmt: skip
+                               "<", 0.0, kind="paper"))  # fmt: skip
         if 0.0 in lams:
             tr = imb[0.0]
             out.append(within(f"{product}_lam0_imbalance",
                               f"λ = 0 control: log₂(final / initial mean imbalance of {name})",
-                              float(np.log2(tr.iloc[-1] / tr.iloc[0])), 0.0, 1.0))  # fmt: skip
+                              float(np.log2(tr.iloc[-1] / tr.iloc[0])), 0.0, 1.0,
+                              kind="paper"))  # fmt: skip
     return out
 
 
@@ -225,12 +239,16 @@ def _rank_trend_claims(summ: pd.DataFrame, lam_col: str, prefix: str, where: str
             out.append(compare(f"{prefix}{product}_{metric}_nonincreasing",
                                f"{where}: mean {mname} of {pname} is non-increasing in "
                                f"{lam_name} (max ratio of consecutive values; {lam_name} → value: "
-                               f"{vals})", _nonincreasing(v, 0.05), "<=", 1.05))  # fmt: skip
+                               f"{vals})", _nonincreasing(v, 0.05), "<=", 1.05,
+                               kind="paper"))  # fmt: skip
             ratio = float(v[-1]
                           / v[0]) if len(v) > 1 and lams[0] == 0 and v[0] > 0 else float("nan")
+            # no run at all (e.g. no ViT run solved): NaN, a failed claim, not an IndexError
+            largest = f"{lams[-1]:g}" if len(lams) else "none: no run"
             out.append(compare(f"{prefix}{product}_{metric}_drop",
                                f"{where}: mean {mname} of {pname} at the largest {lam_name} "
-                               f"({lams[-1]:g}) / at {lam_name} = 0", ratio, "<", 1.0))  # fmt: skip
+                               f"({largest}) / at {lam_name} = 0", ratio, "<", 1.0,
+                               kind="paper"))  # fmt: skip
     return out
 
 
@@ -256,7 +274,7 @@ def _fig3(lm: pd.DataFrame, lm_meta: dict, vit: pd.DataFrame, vit_meta: dict) ->
                                    f"LM layer {layer}: per-head median rank@10⁻² of "
                                    f"{pname} is non-increasing in λ_SA (values {v.tolist()} at "
                                    f"λ_SA = {med.index.tolist()})",
-                                   _nonincreasing(v, 0.05), "<=", 1.05))  # fmt: skip
+                                   _nonincreasing(v, 0.05), "<=", 1.05, kind="paper"))  # fmt: skip
     solved_acc = float(vit_meta["solved_acc"])
     acc = vit.groupby("lam_attn").test_acc.mean()
     solved = [float(x) for x in acc.index if acc[x] >= solved_acc]
@@ -265,7 +283,7 @@ def _fig3(lm: pd.DataFrame, lm_meta: dict, vit: pd.DataFrame, vit_meta: dict) ->
                      "λ_attn > 0; accuracy per λ_attn: "
                      + ", ".join(f"{lam:g}: {a:.3f}" for lam, a in acc.items()), solved,
                      bool(0.0 in solved and any(x > 0 for x in solved)),
-                     "0 and some λ > 0 solved"))  # fmt: skip
+                     "0 and some λ > 0 solved", kind="sanity"))  # fmt: skip
     vs = lm_rank_summary(vit[vit.lam_attn.isin(solved)], by="lam_attn")
     out += _rank_trend_claims(vs, "lam_attn", "vit_",
                               f"ViT, solved runs, mean over {vit.layer.max()} layers × heads",
@@ -298,12 +316,13 @@ def _table1(df: pd.DataFrame, meta: dict) -> list[Claim]:
                  "grid has "
                  f"{len(grid['seeds'])} runs with a finite perplexity",
                  f"{len(t)} cells, {len(runs)} runs", complete,
-                 f"{expected} cells × {len(grid['seeds'])} seeds, finite")]  # fmt: skip
+                 f"{expected} cells × {len(grid['seeds'])} seeds, finite",
+                 kind="sanity")]  # fmt: skip
     best_mlp = float(t.groupby("lam_mlp")["mean"].min().idxmin())
     col = t[np.isclose(t.lam_mlp, best_mlp)].set_index("lam_sa")
     if not np.any(np.isclose(col.index.to_numpy(float), best_mlp)):
         out.append(holds("lam_sa_equal_present", f"the grid has λ_SA = λ_MLP = {best_mlp:g}",
-                         False, False))
+                         False, False, kind="sanity"))
         return out
     ref = col.loc[col.index[np.isclose(col.index.to_numpy(float), best_mlp)][0]]
     cells = ", ".join(f"{a:g}: {r['mean']:.4f} ± {r['se']:.4f}" for a, r in col.iterrows())
@@ -316,7 +335,7 @@ def _table1(df: pd.DataFrame, meta: dict) -> list[Claim]:
                            "of 0 and the smallest λ_SA > 0) minus at λ_SA = λ_MLP (cells λ_SA: "
                            f"mean ± SE: {cells})",
                            float(col.loc[best_small, "mean"] - ref["mean"]), "<=",
-                           0.0))  # fmt: skip
+                           0.0, kind="paper"))  # fmt: skip
     else:
         zero = col.loc[0.0] if 0.0 in col.index else col.iloc[0]
         se = float(np.sqrt(zero["se"] ** 2 + ref["se"] ** 2))
@@ -327,7 +346,7 @@ def _table1(df: pd.DataFrame, meta: dict) -> list[Claim]:
                            f"({se:.4f}); weak check, the effect may be "
                            f"inside the noise at this scale (cells λ_SA: mean ± SE: {cells})",
                            float((zero["mean"] - ref["mean"]) / se) if se > 0 else float("nan"),
-                           "<=", 2.0))  # fmt: skip
+                           "<=", 2.0, kind="paper"))  # fmt: skip
     return out
 
 
@@ -346,13 +365,13 @@ def _balance(df: pd.DataFrame, meta: dict) -> list[Claim]:
                            f"{pname}: max over every head of every model ({d.model.nunique()} "
                            f"models, {len(d)} heads) of "
                            f"‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) (never above 1; pretrained median {med:.4f})",
-                           float(np.max(r)), "<=", 1 + 1e-6))  # fmt: skip
+                           float(np.max(r)), "<=", 1 + 1e-6, kind="identity"))  # fmt: skip
         if meta.get("preset") == "paper" and len(pre):
             out.append(compare(f"{product}_median_balanced",
                                f"{pname}: median over the {len(pre[pre['product'] == product])} "
                                "heads of "
                                f"{pre.model.iloc[0]} of ‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) (project "
-                               "threshold)", float(med), ">=", 0.95))  # fmt: skip
+                               "threshold)", float(med), ">=", 0.95, kind="paper"))  # fmt: skip
     for fam in sorted(set(df.family) - {"pretrained"}):
         f = df[df.family == fam]
         med = f.groupby(["product", "lam"]).ratio.median()
@@ -366,7 +385,7 @@ def _balance(df: pd.DataFrame, meta: dict) -> list[Claim]:
                                f"{fam} proxies: median ‖ABᵀ‖_* / ½(‖A‖² + ‖B‖²) of {pname} at the "
                                "largest "
                                f"λ minus at λ = 0 (medians per λ: {vals})", diff, ">",
-                               0.0))  # fmt: skip
+                               0.0, kind="paper"))  # fmt: skip
     return out
 
 

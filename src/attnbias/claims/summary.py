@@ -1,4 +1,9 @@
-"""The claims summary table (all papers) and the strict gate."""
+"""The claims summary table (all papers) and the strict gate.
+
+Counts are kept apart by kind (:data:`attnbias.claims.core.KINDS`): **paper** claims are the
+evidence and come first, **sanity** checks (the run is valid) are counted separately, and
+**identities** (true by construction) are listed but never counted.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,19 @@ from pathlib import Path
 
 import pandas as pd
 
-COLUMNS = ["paper", "figure", "preset", "claim", "statement", "value", "threshold", "verdict"]
+from .core import KINDS
+
+COLUMNS = [
+    "paper", "figure", "preset", "kind", "claim", "statement", "value", "threshold", "verdict",
+]  # fmt: skip
+KIND_LABEL = {"paper": "Paper claims", "sanity": "Sanity checks", "identity": "Identities"}
+KIND_MEANING = {
+    "paper": "a statement the paper makes, measured on this run: the reproduction evidence",
+    "sanity": "the run is valid (trained, converged, solver feasible and accurate, hypotheses "
+    "met); not evidence for the paper",
+    "identity": "true by construction for any input (kept only to document a plotted bound); "
+    "never counted",
+}
 
 
 def _fmt(v) -> str:
@@ -19,15 +36,19 @@ def _fmt(v) -> str:
 
 
 def summary_table(claim_files) -> pd.DataFrame:
+    """One row per claim; within a figure, paper claims first, then sanity, then identities."""
     rows = []
     for f in claim_files:
         doc = json.loads(Path(f).read_text())
         for c in doc["claims"]:
+            if c.get("kind") not in KINDS:
+                raise ValueError(f"{f}: claim {c.get('id')!r} has no valid kind ({KINDS})")
             rows.append(
                 {
                     "paper": doc["paper"],
                     "figure": doc["figure"],
                     "preset": doc.get("preset"),
+                    "kind": c["kind"],
                     "claim": c["id"],
                     "statement": c["statement"],
                     "value": _fmt(c["value"]),
@@ -35,43 +56,119 @@ def summary_table(claim_files) -> pd.DataFrame:
                     "verdict": "PASS" if c["passed"] else "FAIL",
                 }
             )
-    return pd.DataFrame(rows, columns=COLUMNS)
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    order = df["kind"].map({k: i for i, k in enumerate(KINDS)})
+    df = df.assign(_k=order).sort_values(["paper", "figure", "_k"], kind="stable")
+    return df.drop(columns="_k").reset_index(drop=True)
+
+
+def counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per group: passed / total of paper claims, of sanity checks, and the number of identities."""
+    out = []
+    for key, g in df.groupby(by, sort=True) if by else [((), df)]:
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key, strict=True))
+        for kind in ("paper", "sanity"):
+            k = g[g.kind == kind]
+            row[f"{kind}_passed"] = int((k.verdict == "PASS").sum())
+            row[f"{kind}_total"] = len(k)
+        row["identities"] = int((g.kind == "identity").sum())
+        out.append(row)
+    cols = [*by, "paper_passed", "paper_total", "sanity_passed", "sanity_total", "identities"]
+    return pd.DataFrame(out, columns=cols)
+
+
+def _ratio(row, kind: str) -> str:
+    p, t = row[f"{kind}_passed"], row[f"{kind}_total"]
+    return f"{p}/{t}" + ("" if p == t else f" ({t - p} failed)")
+
+
+def headline(df: pd.DataFrame) -> str:
+    """E.g. "Paper claims: 120/131 passed (11 failed).  Sanity checks: 40/40 passed (0 failed).
+    Identities (not evidence): 5." — the evidence first, never pooled with the rest."""
+    c = counts(df, []).iloc[0]
+    parts = []
+    for kind in ("paper", "sanity"):
+        p, t = int(c[f"{kind}_passed"]), int(c[f"{kind}_total"])
+        parts.append(f"{KIND_LABEL[kind]}: {p}/{t} passed ({t - p} failed).")
+    parts.append(f"Identities (not evidence): {int(c['identities'])}.")
+    return "  ".join(parts)
+
+
+def _md_row(cells) -> str:
+    return "| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |"
 
 
 def write_summary(claim_files, md_path, csv_path) -> int:
-    """Write the summary; return the number of failed claims."""
+    """Write the summary; return the number of failed claims that gate the run (paper and
+    sanity; a failed identity is a bug and gates too, see :func:`gate`)."""
     df = summary_table(claim_files)
     df.to_csv(csv_path, index=False)
-    n_fail = int((df["verdict"] == "FAIL").sum())
+    failed = df[df.verdict == "FAIL"]
     lines = [
         "# Claims summary",
         "",
-        f"{len(df)} claims checked, {len(df) - n_fail} passed, {n_fail} failed.",
+        f"**{headline(df)}**",
         "",
+        *(f"- **{KIND_LABEL[k].lower()}**: {KIND_MEANING[k]}" for k in KINDS),
+        "",
+        "## Per paper",
+        "",
+        _md_row(["paper", "paper claims passed", "sanity checks passed",
+                 "identities (not counted)"]),  # fmt: skip
+        "|---|---|---|---|",
     ]
-    if n_fail:
-        lines += ["## Failed claims", ""]
-        for _, r in df[df["verdict"] == "FAIL"].iterrows():
+    for _, r in counts(df, ["paper"]).iterrows():
+        lines.append(_md_row([r.paper, _ratio(r, "paper"), _ratio(r, "sanity"), r.identities]))
+    lines += [
+        "",
+        "## Per figure",
+        "",
+        _md_row(["paper", "figure", "preset", "paper claims passed", "sanity checks passed",
+                 "identities (not counted)"]),  # fmt: skip
+        "|---|---|---|---|---|---|",
+    ]
+    presets = df.groupby(["paper", "figure"]).preset.first()
+    for _, r in counts(df, ["paper", "figure"]).iterrows():
+        lines.append(
+            _md_row([r.paper, r.figure, presets[(r.paper, r.figure)], _ratio(r, "paper"),
+                     _ratio(r, "sanity"), r.identities])  # fmt: skip
+        )
+    lines.append("")
+    for kind in KINDS:
+        f = failed[failed.kind == kind]
+        if not len(f):
+            continue
+        lines += [f"## Failed {KIND_LABEL[kind].lower()}", ""]
+        for _, r in f.iterrows():
             lines.append(
                 f"- **{r.paper} {r.figure} `{r.claim}`**: {r.statement} — measured {r.value}, "
                 f"threshold {r.threshold}"
             )
         lines.append("")
-    lines += ["## All claims", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    cols = [c for c in COLUMNS if c != "preset"]
+    lines += ["## All claims", "", _md_row(cols), "|" + "---|" * len(cols)]
     for _, r in df.iterrows():
-        cells = [str(r[c]).replace("|", "\\|") for c in COLUMNS]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(_md_row([r[c] for c in cols]))
     Path(md_path).write_text("\n".join(lines) + "\n")
-    return n_fail
+    return len(failed)
 
 
 def gate(summary_csv, ok_path) -> None:
+    """claims_strict: fail on any failed paper claim or sanity check (and on a failed identity,
+    which can only mean a bug).  The message lists the failures by kind."""
     df = pd.read_csv(summary_csv)
+    if "kind" not in df:
+        raise SystemExit(f"claims_strict: {summary_csv} has no 'kind' column (stale summary)")
     failed = df[df["verdict"] == "FAIL"]
     if len(failed):
-        msg = "\n".join(
-            f"  {r.paper} {r.figure} {r.claim}: {r.value} (threshold {r.threshold})"
-            for r in failed.itertuples()
-        )
-        raise SystemExit(f"claims_strict: {len(failed)} claim(s) failed:\n{msg}")
-    Path(ok_path).write_text(f"{len(df)} claims passed\n")
+        msg = []
+        for kind in KINDS:
+            for r in failed[failed.kind == kind].itertuples():
+                msg.append(
+                    f"  [{kind}] {r.paper} {r.figure} {r.claim}: {r.value} "
+                    f"(threshold {r.threshold})"
+                )
+        by = ", ".join(f"{(failed.kind == k).sum()} {k}" for k in KINDS if (failed.kind == k).any())
+        raise SystemExit(f"claims_strict: {len(failed)} claim(s) failed ({by}):\n" + "\n".join(msg))
+    Path(ok_path).write_text(headline(df) + "\n")

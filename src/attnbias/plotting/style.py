@@ -76,20 +76,40 @@ def _rst_escape(text: str) -> str:
     return text
 
 
+_CAPTION_KINDS = (
+    ("paper", "Paper claims", "the reproduction evidence"),
+    ("sanity", "Sanity checks", "the run is valid; not evidence for the paper"),
+    ("identity", "Identities", "true by construction; shown for reference, never counted"),
+)
+
+
 def render_caption(template_path, claims_doc: dict, meta: dict, out_path) -> None:
-    """Report caption = the figure's static caption + the preset + the measured verdicts."""
+    """Report caption = the figure's static caption + the preset + the measured verdicts, grouped
+    by claim kind: paper claims first (the evidence), then sanity checks, then identities (listed,
+    never counted)."""
     text = Path(template_path).read_text().rstrip() + "\n\n"
     preset = claims_doc.get("preset")
     claims = claims_doc["claims"]
-    n_pass = sum(c["passed"] for c in claims)
-    text += (
-        f"**Preset:** {preset}.  **Measured verdict:** {n_pass}/{len(claims)} claims passed.\n\n"
-    )
-    for c in claims:
-        mark = "PASS" if c["passed"] else "**FAIL**"
-        text += (
-            f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured "
-            f"``{_short(c['value'])}``, "
-            f"threshold ``{c['threshold']}``\n"
-        )
-    Path(out_path).write_text(text)
+    groups = {k: [c for c in claims if c["kind"] == k] for k, _, _ in _CAPTION_KINDS}
+    unknown = [c["id"] for c in claims if c["kind"] not in groups]
+    if unknown:
+        raise ValueError(f"claims of unknown kind: {unknown}")
+    tally = []
+    for kind, label, _ in _CAPTION_KINDS[:2]:
+        g = groups[kind]
+        tally.append(f"**{label}:** {sum(c['passed'] for c in g)}/{len(g)} passed.")
+    tally.append(f"**Identities (not evidence):** {len(groups['identity'])}.")
+    text += f"**Preset:** {preset}.  " + "  ".join(tally) + "\n\n"
+    for kind, label, meaning in _CAPTION_KINDS:
+        if not groups[kind]:
+            continue
+        text += f"*{label}* ({meaning}):\n\n"
+        for c in groups[kind]:
+            mark = "PASS" if c["passed"] else "**FAIL**"
+            text += (
+                f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured "
+                f"``{_short(c['value'])}``, "
+                f"threshold ``{c['threshold']}``\n"
+            )
+        text += "\n"
+    Path(out_path).write_text(text.rstrip() + "\n")

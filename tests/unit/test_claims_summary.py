@@ -1,0 +1,213 @@
+"""Claim kinds (paper / sanity / identity): the record, every call site choosing a kind, the
+summary (paper claims first, sanity separately, identities never counted), the strict gate, the
+report caption, and claims that must fail rather than crash on degenerate tables."""
+
+import ast
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import ROOT
+
+from attnbias.claims import KINDS, Claim, compare, holds, within, write_claims
+from attnbias.claims import lowrank as lowrank_claims
+from attnbias.claims import nucnorm as nucnorm_claims
+from attnbias.claims.summary import counts, gate, headline, summary_table, write_summary
+from attnbias.plotting import render_caption
+
+CLAIM_FILES = ["maxmargin", "fastrates", "nucnorm", "lowrank"]
+
+
+def test_claim_record_has_kind_and_no_default():
+    c = compare("x", "a statement", 1.0, ">", 0.0, kind="paper")
+    assert list(c.to_dict()) == ["id", "kind", "statement", "value", "threshold", "passed"]
+    assert c.to_dict()["kind"] == "paper" and c.passed
+    with pytest.raises(TypeError):
+        compare("x", "s", 1.0, ">", 0.0)  # no default kind: the call site must choose
+    with pytest.raises(TypeError):
+        within("x", "s", [1.0], [1.0], 0.1)
+    with pytest.raises(TypeError):
+        holds("x", "s", 1, True)
+    with pytest.raises(ValueError, match="kind"):
+        compare("x", "s", 1.0, ">", 0.0, kind="evidence")
+    with pytest.raises(ValueError, match="kind"):
+        Claim("x", "paperish", "s", 1, "t", True)
+
+
+def test_nan_and_empty_values_fail_instead_of_passing_or_crashing():
+    assert not compare("x", "s", float("nan"), "<", 1.0, kind="paper").passed
+    assert not within("x", "s", [], [], 1.0, kind="paper").passed
+    assert not within("x", "s", [np.nan], [0.0], 1.0, kind="sanity").passed
+
+
+@pytest.mark.parametrize("paper", CLAIM_FILES)
+def test_every_call_site_names_a_literal_kind(paper):
+    """Each compare/within/holds call in a claim file passes ``kind=`` with one of KINDS."""
+    tree = ast.parse((ROOT / "src" / "attnbias" / "claims" / f"{paper}.py").read_text())
+    calls = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id in ("compare", "within", "holds")
+    ]
+    assert calls
+    for n in calls:
+        kinds = [k.value for k in n.keywords if k.arg == "kind"]
+        assert len(kinds) == 1 and isinstance(kinds[0], ast.Constant), f"line {n.lineno}"
+        assert kinds[0].value in KINDS, f"line {n.lineno}: {kinds[0].value!r}"
+
+
+def _claims(spec):
+    return [
+        holds(cid, f"statement of {cid}", 1.0, ok, kind=kind) for cid, kind, ok in spec
+    ]
+
+
+@pytest.fixture
+def claim_files(tmp_path):
+    files = [
+        write_claims(tmp_path / "a" / "fig1.json", "alpha", "fig1", "quick", _claims([
+            ("i1", "identity", True), ("s1", "sanity", True), ("p1", "paper", True),
+            ("p2", "paper", False),
+        ])),  # fmt: skip
+        write_claims(tmp_path / "a" / "fig2.json", "alpha", "fig2", "quick", _claims([
+            ("p3", "paper", True), ("s2", "sanity", False),
+        ])),  # fmt: skip
+        write_claims(tmp_path / "b" / "p1.json", "beta", "p1", "quick", _claims([
+            ("p4", "paper", True), ("i2", "identity", True), ("i3", "identity", False),
+        ])),  # fmt: skip
+    ]
+    assert all(set(c) == {"id", "kind", "statement", "value", "threshold", "passed"}
+               for d in files for c in d["claims"])  # fmt: skip
+    return [tmp_path / "a" / "fig1.json", tmp_path / "a" / "fig2.json", tmp_path / "b" / "p1.json"]
+
+
+def test_summary_counts_by_kind_and_orders_paper_claims_first(claim_files, tmp_path):
+    df = summary_table(claim_files)
+    assert df[df.figure == "fig1"].kind.tolist() == ["paper", "paper", "sanity", "identity"]
+    per_paper = counts(df, ["paper"]).set_index("paper")
+    assert per_paper.loc["alpha"].tolist() == [2, 3, 1, 2, 1]
+    assert per_paper.loc["beta"].tolist() == [1, 1, 0, 0, 2]
+    assert headline(df) == (
+        "Paper claims: 3/4 passed (1 failed).  Sanity checks: 1/2 passed (1 failed).  "
+        "Identities (not evidence): 3."
+    )
+    md, csv = tmp_path / "summary.md", tmp_path / "summary.csv"
+    n_fail = write_summary(claim_files, md, csv)
+    assert n_fail == 3  # p2, s2 and the (buggy) identity i3
+    text = md.read_text()
+    assert text.index("Paper claims: 3/4 passed") < text.index("Sanity checks: 1/2")
+    assert "| alpha | fig1 | quick | 1/2 (1 failed) | 1/1 | 1 |" in text
+    assert "| beta | 1/1 | 0/0 | 2 |" in text
+    assert text.index("## Failed paper claims") < text.index("## Failed sanity checks")
+    assert "7 claims" not in text and "9 claims" not in text  # kinds are never pooled
+    out = pd.read_csv(csv)
+    assert list(out.columns[:5]) == ["paper", "figure", "preset", "kind", "claim"]
+    assert len(out) == 9 and set(out.kind) == set(KINDS)
+
+
+def test_summary_of_all_passing_claims(tmp_path):
+    write_claims(tmp_path / "x.json", "alpha", "fig1", "quick", _claims([
+        ("p1", "paper", True), ("s1", "sanity", True),
+    ]))  # fmt: skip
+    write_summary([tmp_path / "x.json"], tmp_path / "s.md", tmp_path / "s.csv")
+    text = (tmp_path / "s.md").read_text()
+    assert "Paper claims: 1/1 passed (0 failed).  Sanity checks: 1/1 passed (0 failed)." in text
+    assert "Identities (not evidence): 0." in text and "## Failed" not in text
+    gate(tmp_path / "s.csv", tmp_path / "ok")
+    assert (tmp_path / "ok").read_text().startswith("Paper claims: 1/1 passed")
+
+
+@pytest.mark.parametrize("kind", ["paper", "sanity", "identity"])
+def test_gate_fails_on_a_failed_claim_of_any_counted_kind(tmp_path, kind):
+    write_claims(tmp_path / "x.json", "alpha", "fig1", "quick", _claims([
+        ("ok", "paper", True), ("bad", kind, False),
+    ]))  # fmt: skip
+    write_summary([tmp_path / "x.json"], tmp_path / "s.md", tmp_path / "s.csv")
+    with pytest.raises(SystemExit, match=rf"1 claim\(s\) failed \(1 {kind}\)"):
+        gate(tmp_path / "s.csv", tmp_path / "ok")
+    assert not (tmp_path / "ok").exists()
+
+
+def test_gate_rejects_a_summary_without_kinds(tmp_path):
+    pd.DataFrame({"paper": ["a"], "verdict": ["PASS"]}).to_csv(tmp_path / "s.csv", index=False)
+    with pytest.raises(SystemExit, match="kind"):
+        gate(tmp_path / "s.csv", tmp_path / "ok")
+
+
+def test_summary_rejects_records_without_kind(tmp_path):
+    doc = {"paper": "a", "figure": "f", "preset": "quick",
+           "claims": [{"id": "x", "statement": "s", "value": 1, "threshold": "t", "passed": True}]}
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="no valid kind"):
+        summary_table([tmp_path / "old.json"])
+
+
+def test_caption_groups_verdicts_by_kind(claim_files, tmp_path):
+    tmpl = tmp_path / "cap.rst"
+    tmpl.write_text("What is plotted.\n")
+    out = tmp_path / "out.rst"
+    doc = json.loads(Path(claim_files[0]).read_text())
+    render_caption(tmpl, doc, {}, out)
+    text = out.read_text()
+    assert "**Paper claims:** 1/2 passed." in text and "**Sanity checks:** 1/1 passed." in text
+    assert "**Identities (not evidence):** 1." in text
+    i_paper, i_sanity, i_id = (text.index(f"*{h}*") for h in
+                               ("Paper claims", "Sanity checks", "Identities"))  # fmt: skip
+    assert i_paper < text.index("``p1``") < text.index("``p2``") < i_sanity
+    assert i_sanity < text.index("``s1``") < i_id < text.index("``i1``")
+    assert "**FAIL** ``p2``" in text
+
+
+# --------------------------------------------------------------- degenerate tables: fail, no crash
+
+
+def _lm_rows(lams=(0.0, 1.0)):
+    return pd.DataFrame([
+        {"lam_sa": lam, "lam_mlp": 0.1, "seed": 0, "layer": layer, "head": 0, "product": p,
+         "eff_rank": 4.0 - lam, "rank_1e2": 8.0 - lam, "rank_1e3": 8.0, "ratio": 0.9,
+         "val_ppl": 10.0}
+        for lam in lams for layer in (1, 2) for p in ("kq", "pv")
+    ])  # fmt: skip
+
+
+def _vit_rows(accs: dict):
+    return pd.DataFrame([
+        {"lam_attn": lam, "lam_other": 0.1, "seed": 0, "layer": layer, "head": 0, "product": p,
+         "eff_rank": 3.0, "rank_1e2": 6.0, "rank_1e3": 6.0, "ratio": 0.9, "test_acc": acc}
+        for lam, acc in accs.items() for layer in (1, 2) for p in ("kq", "pv")
+    ])  # fmt: skip
+
+
+def test_lowrank_fig3_with_no_solved_vit_run_records_failed_claims():
+    """Regression: no ViT run reaching solved_acc used to raise IndexError (lams[-1] of an empty
+    array); now the sanity claim vit_solved fails and the ViT rank claims fail with NaN."""
+    vit = _vit_rows({0.0: 0.2, 1.0: 0.3, 3.0: 0.1})
+    lm_meta = {"preset": "quick", "layers_fig3": [2], "layers_figC": [1]}
+    claims = lowrank_claims.check("fig3", (_lm_rows(), lm_meta), (vit, {"solved_acc": 0.8}))
+    by = {c.id: c for c in claims}
+    assert by["vit_solved"].kind == "sanity" and not by["vit_solved"].passed
+    assert by["vit_solved"].value == []
+    vit_claims = [c for c in claims if c.id.startswith("vit_") and c.id != "vit_solved"]
+    assert len(vit_claims) == 8  # 2 products × 2 metrics × (non-increasing, drop)
+    assert all(c.kind == "paper" and not c.passed and np.isnan(c.value) for c in vit_claims)
+    assert "none: no run" in by["vit_kq_eff_rank_drop"].statement
+    assert all(c.passed for c in claims if c.id.startswith("lm_"))  # the LM half is unaffected
+
+
+def test_nucnorm_p5_without_a_qualifying_cell_fails_rank_order():
+    """cells_checked ≥ 1 is no longer a claim: with no cell of d ≥ 3 and ≥ 10 feasible instances,
+    rank_order itself is NaN and fails."""
+    rows = [{"n": 5, "L": 3, "d": d, "instance": i, "feasible": True, "rank_nuc": 1,
+             "rank_frob": 2, "nuc_of_nuc": 1.0, "nuc_of_frob": 1.1, "frob_of_frob": 1.0,
+             "frob_of_nuc": 1.1, "min_margin_nuc": 1.0, "min_margin_frob": 1.0}
+            for d, k in ((2, 12), (4, 5)) for i in range(k)]  # fmt: skip
+    claims = {c.id: c for c in nucnorm_claims.check("p5", (pd.DataFrame(rows), {"rank_tol": 1e-4}))}
+    assert "cells_checked" not in claims
+    assert np.isnan(claims["rank_order"].value) and not claims["rank_order"].passed
+    rows += [dict(rows[-1], instance=100 + i) for i in range(5)]  # d = 4 now has 10 instances
+    ok = {c.id: c for c in nucnorm_claims.check("p5", (pd.DataFrame(rows), {"rank_tol": 1e-4}))}
+    assert ok["rank_order"].passed and ok["rank_order"].value == -1.0
