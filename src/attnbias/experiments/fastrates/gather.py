@@ -85,6 +85,11 @@ def gather_dl(figure: str, parts: list[str], preset: str) -> tuple[pd.DataFrame,
             "runs": per_run,
             "optimizers": [o for o in DL_OPTIMIZERS if o in sel],
             "columns": columns,
+            # where the runs' data and weights came from (hub ids or local directories)
+            "sources": {
+                k: sorted({str(m.get("settings", {}).get(k)) for _, m in runs})
+                for k in ("source", "model")
+            },
         }
     )
     meta["selection_rule"] = (

@@ -289,6 +289,8 @@ def gather_lm(
     first = load_data(parts[0])[1]
     meta = {
         "preset": preset,
+        # the corpus and tokenizer the runs read (hub ids or local directories)
+        "sources": {k: first.get("settings", {}).get(k) for k in ("source", "tokenizer")},
         "layers_fig3": list(layers_fig3),
         "layers_figC": list(layers_figC),
         "grid": grid,

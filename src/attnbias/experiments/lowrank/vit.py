@@ -270,6 +270,7 @@ def gather_vit(parts: list[str], preset: str, solved_acc: float):
         "stand_in": first["stand_in"],
         "model": first["model"],
         "optimizer": first["optimizer"],
+        "source": first.get("settings", {}).get("source"),  # hub id or local directory
         "columns": first["columns"],
     }
     return df.reset_index(drop=True), meta
