@@ -31,3 +31,25 @@ def test_readme_test_command_is_what_ci_runs():
     readme = (root / "README.md").read_text()
     line = next(ln.strip() for ln in ci.splitlines() if "pytest" in ln and "pip install" in ln)
     assert line in readme
+
+
+def test_layout_limits():
+    """The project's readability limits (CONTRIBUTING): package modules ≤ 500 lines, rule files
+    ≤ 300, the schemas together < 1,500 (each settings block defined once)."""
+    root = Path(__file__).resolve().parents[2]
+    long_py = {
+        str(p.relative_to(root)): n
+        for p in (root / "src" / "attnbias").rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 500
+    }
+    assert not long_py, long_py
+    long_smk = {
+        p.name: n
+        for p in (root / "workflow" / "rules").glob("*.smk")
+        if (n := len(p.read_text().splitlines())) > 300
+    }
+    assert not long_smk, long_smk
+    schema_lines = sum(
+        len(p.read_text().splitlines()) for p in (root / "workflow" / "schemas").glob("*.yaml")
+    )
+    assert schema_lines < 1500, schema_lines

@@ -80,6 +80,15 @@ def register_figure(paper, fig, data, gpu=False):
     FIGURES[(paper, fig)] = dict(data=list(data), gpu=gpu)
 
 
+def claims_code(paper):
+    """A paper's claim modules: claims/<paper>.py and any claims/<paper>_<part>.py it imports."""
+    folder = Path(workflow.basedir) / "src" / "attnbias" / "claims"
+    return [
+        f"src/attnbias/claims/{f.name}"
+        for f in [folder / f"{paper}.py", *sorted(folder.glob(f"{paper}_*.py"))]
+    ]
+
+
 def analysis_code(paper):
     """The analysis module a paper's claims and plots share (src/attnbias/analysis/), if any."""
     path = Path(workflow.basedir) / "src" / "attnbias" / "analysis" / f"{paper}.py"

@@ -148,7 +148,7 @@ for (_paper, _fig), _f in FIGURES.items():
         input:
             data=_f["data"],
             code=[
-                f"src/attnbias/claims/{_paper}.py",
+                *claims_code(_paper),
                 "src/attnbias/claims/core.py",
                 *analysis_code(_paper),
             ],
