@@ -124,6 +124,9 @@ def test_mnli_loader_on_local_hub_layout(tmp_path):
         np.testing.assert_array_equal(part.label, idx % 3)
     sub = load_mnli(str(root), "mnli", n_train=10, n_val=5, n_test=6, seed=3)
     assert (len(sub.train), len(sub.val), len(sub.test)) == (10, 5, 6)
+    # the paper preset's n_val = 5000 on a small copy would leave no training rows: an error
+    with pytest.raises(ValueError, match="leaves no training rows"):
+        load_mnli(str(root), "mnli", n_train=None, n_val=39, n_test=None, seed=0)
 
 
 def test_civil_comments_loader_thresholds_toxicity(tmp_path):

@@ -215,6 +215,11 @@ def load_mnli(
     train, test = ds["train"], ds["validation_matched"]
     y_tr, y_te = _labels(train), _labels(test)
     keep_tr, keep_te = np.flatnonzero(y_tr >= 0), np.flatnonzero(y_te >= 0)
+    if n_val >= len(keep_tr):
+        raise ValueError(
+            f"n_val = {n_val} leaves no training rows: {source} ({config}) has "
+            f"{len(keep_tr)} labelled train rows; lower n_val"
+        )
     val_idx = keep_tr[_sample(len(keep_tr), n_val, seed)]
     tr_idx = np.setdiff1d(keep_tr, val_idx)
     tr_idx = tr_idx[_sample(len(tr_idx), n_train, seed + 1)]
