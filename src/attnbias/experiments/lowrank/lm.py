@@ -71,7 +71,7 @@ def ngram_baselines(
     n = len(train)
     for start in range(0, n, chunk):
         x = np.asarray(train[start : min(n, start + chunk + 1)], dtype=np.int64)
-        uni += np.bincount(x[: chunk], minlength=v)[:v]
+        uni += np.bincount(x[:chunk], minlength=v)[:v]
         if len(x) < 2:
             continue
         codes = x[:-1] * v + x[1:]
