@@ -6,8 +6,11 @@ predicted singular values are s_i = max(d_i − λ/2, 0).
 
 Kinds (see :mod:`attnbias.claims.core`): balancing rates, vanishing gaps, soft-thresholding, rank
 trends in λ, the λ = 0 controls (no decay without weight decay), the Adam + L2 fixed points and
-the Table 1 ordering are ``paper``; "the task is solved", finite runs, a complete grid and AdamW
-reaching the data line are ``sanity``.  Fig 4 / App. B keep ``<product>_bound``,
+the Table 1 equivalence (λ_SA = 0 within max(2 SE, 1 %) of the best cell) are ``paper``; "the
+task is solved", finite runs, a complete grid, LMs beating the n-gram perplexities of their own
+corpus and AdamW reaching the data line are ``sanity``.  Rank drops have a stated size (Fig 2,
+Fig 3, App. C: the rank at the largest λ at most half that at λ = 0).  Fig 4 / App. B keep
+``<product>_bound``,
 ‖ABᵀ‖_* ≤ ½(‖A‖² + ‖B‖²) (AM–GM, true for any matrices) as an ``identity``: it documents the y = x
 line of the plot and is never evidence; its unit test is ``tests/unit/test_claim_identities.py``.
 """
