@@ -10,9 +10,9 @@ the Table 1 equivalence (λ_SA = 0 within max(2 SE, 1 %) of the best cell) are `
 task is solved", finite runs, a complete grid, LMs beating the n-gram perplexities of their own
 corpus and AdamW reaching the data line are ``sanity``.  Rank drops have a stated size (Fig 2,
 Fig 3, App. C: the rank at the largest λ at most half that at λ = 0).  Fig 4 / App. B keep
-``<product>_bound``,
-‖ABᵀ‖_* ≤ ½(‖A‖² + ‖B‖²) (AM–GM, true for any matrices) as an ``identity``: it documents the y = x
-line of the plot and is never evidence; its unit test is ``tests/unit/test_claim_identities.py``.
+``<product>_bound``, ‖ABᵀ‖_* ≤ ½(‖A‖² + ‖B‖²) (AM–GM, true for any matrices) as an ``identity``:
+it documents the y = x line of the plot and is never evidence; its unit test is
+``tests/unit/test_claim_identities.py``.
 """
 
 from __future__ import annotations
