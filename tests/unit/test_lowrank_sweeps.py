@@ -345,6 +345,7 @@ def test_gather_and_table1_files(tmp_path):
         and "10.500 ± 0.141 (2)" in md
         and "λ_SA = 0, λ_MLP = 0.1" in md
     )
+    assert "unigram 30.000–30.000, bigram 12.000–13.000" in md
     assert pd.read_csv(tmp_path / "t.csv").shape == (2, 6)
     claims = {c.id: c for c in check("table1", (df, meta))}
     assert claims["cells_complete"].passed
