@@ -175,3 +175,7 @@ def test_vit_fig6_maps_must_concentrate_late():
     c = _vit_check("fig6", maps(late))["maps_late_concentrate"]
     assert c.passed and c.value == pytest.approx(0.08 / 0.06) and c.kind == "paper"
     assert np.isnan(_vit_check("fig6", maps({0: 0.02}))["maps_late_concentrate"].value)
+    # the paper preset's drawn epochs: the late phase starts at 200 = 400 / 2
+    paper = {1: 0.01, 10: 0.02, 50: 0.03, 100: 0.04, 200: 0.05, 400: 0.06}
+    c = _vit_check("fig6", maps(paper), "paper")["maps_late_concentrate"]
+    assert c.passed and c.value == pytest.approx(0.06 / 0.05) and "(200)" in c.statement
