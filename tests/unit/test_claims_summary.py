@@ -168,7 +168,7 @@ def test_caption_groups_verdicts_by_kind(claim_files, tmp_path):
 def _lm_rows(lams=(0.0, 1.0)):
     return pd.DataFrame([
         {"lam_sa": lam, "lam_mlp": 0.1, "seed": 0, "layer": layer, "head": 0, "product": p,
-         "eff_rank": 4.0 - lam, "rank_1e2": 8.0 - lam, "rank_1e3": 8.0, "ratio": 0.9,
+         "eff_rank": 4.0 - 2 * lam, "rank_1e2": 8.0 - 4 * lam, "rank_1e3": 8.0, "ratio": 0.9,
          "val_ppl": 10.0}
         for lam in lams for layer in (1, 2) for p in ("kq", "pv")
     ])  # fmt: skip

@@ -15,6 +15,7 @@ import torch
 from attnbias.analysis.lowrank import table1
 from attnbias.claims.lowrank import check
 from attnbias.experiments import lowrank as lr
+from attnbias.experiments.lowrank.lm import ngram_baselines
 from attnbias.io import write_table
 from attnbias.metrics import rank as rk
 from attnbias.models.gpt2 import (
@@ -160,6 +161,13 @@ def test_tiny_lm_run_is_deterministic_resumable_and_decays_attention(tmp_path):
     assert len(df) == 2 * 2 * 2 and set(df.columns) <= set(meta["columns"])
     assert df.val_ppl.nunique() == 1 and 1 < meta["val_ppl"] < meta["corpus"]["vocab_size"]
     assert meta["val_ppl"] == pytest.approx(math.exp(meta["history"][-1]["val_loss"]))
+    # n-gram baselines of the same validation windows; not columns, so no column changed
+    v = meta["corpus"]["vocab_size"]
+    assert 1 < meta["bigram_ppl"] < meta["unigram_ppl"] < v and set(meta["baselines"]) == {
+        "unigram_ppl",
+        "bigram_ppl",
+    }
+    assert "unigram_ppl" not in df.columns
     # the lr of the last update (19 of 20): 5 warm-up steps, then cosine to 10 % at update 20
     assert [h["epoch"] for h in meta["history"]] == [0, 1, 2]
     assert meta["history"][-1]["lr"] == pytest.approx(
@@ -301,6 +309,8 @@ def test_gather_and_table1_files(tmp_path):
                     ("device", "cpu"),
                     ("wall_s", 1.0),
                     ("tokens_per_s", 1.0),
+                    ("unigram_ppl", 30.0),
+                    ("bigram_ppl", 12.0 + seed),
                 )
             }
             meta.update(
@@ -316,6 +326,10 @@ def test_gather_and_table1_files(tmp_path):
         parts, "quick", [2], [1], grid={"lam_sa": [0, 0.1], "lam_mlp": [0.1], "seeds": [0, 1]}
     )
     assert len(df) == 4 * 8 and meta["grid"]["seeds"] == [0, 1]
+    assert [(r["unigram_ppl"], r["bigram_ppl"]) for r in meta["runs"]] == [
+        (30.0, 12.0),
+        (30.0, 13.0),
+    ] * 2
     tab = table1(df, meta)
     write_table(**tab, csv_path=tmp_path / "t.csv", md_path=tmp_path / "t.md")
     t = tab["csv_table"]
@@ -331,14 +345,17 @@ def test_gather_and_table1_files(tmp_path):
         and "10.500 ± 0.141 (2)" in md
         and "λ_SA = 0, λ_MLP = 0.1" in md
     )
+    assert "unigram 30.000–30.000, bigram 12.000–13.000" in md
     assert pd.read_csv(tmp_path / "t.csv").shape == (2, 6)
     claims = {c.id: c for c in check("table1", (df, meta))}
     assert claims["cells_complete"].passed
-    # (10.1 − 10.5) / sqrt(0.1² + 0.1²) = −2.83 standard errors
-    assert (
-        claims["zero_lam_sa_not_worse"].value == pytest.approx(-0.4 / math.sqrt(0.02))
-        and claims["zero_lam_sa_not_worse"].passed
-    )
+    # every run beats its n-gram baselines by ≥ 10 %: max 10.6 / 30 and max 10.4 / 12 (seed 0)
+    assert claims["beats_unigram"].value == pytest.approx(10.6 / 30.0)
+    assert claims["beats_bigram"].value == pytest.approx(10.4 / 12.0)
+    assert claims["beats_bigram"].passed and claims["beats_bigram"].kind == "sanity"
+    # λ_SA = 0 is the best cell: difference 0, within m = 1 % of 10.1
+    z = claims["zero_lam_sa_within_best"]
+    assert z.passed and z.value == 0.0 and z.threshold == "<= 0.101" and z.kind == "paper"
 
 
 def test_table1_claims_fail_when_they_should():
@@ -349,10 +366,37 @@ def test_table1_claims_fail_when_they_should():
         seeds=(0, 1),
     )
     c = {x.id: x for x in check("table1", (worse, {"grid": grid, "preset": "quick"}))}
-    # SE per cell = std/√2 = 0.05, SE of the difference = 0.05·√2: (11.05 − 10.05) / 0.0707 = 14.1
-    assert not c["zero_lam_sa_not_worse"].passed and c[
-        "zero_lam_sa_not_worse"
-    ].value == pytest.approx(1.0 / math.sqrt(0.005))
+    # SE per cell = std/√2 = 0.05, SE of the difference = 0.05·√2 = 0.0707; the difference 1.0
+    # exceeds max(2 SE, m = 1 % of 10.05)
+    z = c["zero_lam_sa_within_best"]
+    assert not z.passed and z.value == pytest.approx(1.0)
+    assert z.threshold == f"<= {2 * math.sqrt(0.005):g}"
+    # no baselines recorded (meta without runs): the sanity claims fail, not pass vacuously
+    assert not c["beats_unigram"].passed and np.isnan(c["beats_unigram"].value)
+    # identical cells pass the equivalence test, but models at the bigram level fail the sanity
+    same = _lm_table(
+        {(0.0, 0.1): 3, (0.1, 0.1): 3},
+        {(0.0, 0.1): [11.0, 11.0], (0.1, 0.1): [11.0, 11.0]},
+        seeds=(0, 1),
+    )
+    runs = [
+        {"val_ppl": 11.0, "unigram_ppl": 30.0, "bigram_ppl": 11.5 if k else 12.5} for k in range(4)
+    ]
+    c = {x.id: x for x in check("table1", (same, {"grid": grid, "preset": "quick", "runs": runs}))}
+    assert c["zero_lam_sa_within_best"].passed and c["beats_unigram"].passed
+    assert not c["beats_bigram"].passed and c["beats_bigram"].value == pytest.approx(11.0 / 11.5)
+    runs[0] = {"val_ppl": 11.0, "unigram_ppl": None, "bigram_ppl": None}  # an old run
+    c = {x.id: x for x in check("table1", (same, {"grid": grid, "preset": "quick", "runs": runs}))}
+    assert not c["beats_unigram"].passed and "1 runs without" in c["beats_unigram"].statement
+    # a small difference passes on the margin m although it is many standard errors
+    near = _lm_table(
+        {(0.0, 0.1): 3, (0.1, 0.1): 3},
+        {(0.0, 0.1): [10.08, 10.08], (0.1, 0.1): [10.0, 10.0001]},
+        seeds=(0, 1),
+    )
+    c = {x.id: x for x in check("table1", (near, {"grid": grid, "preset": "quick"}))}
+    assert c["zero_lam_sa_within_best"].passed
+    assert c["zero_lam_sa_within_best"].value == pytest.approx(0.07995)
     missing = worse[~((worse.lam_sa == 0.1) & (worse.seed == 1))]
     assert not {x.id: x for x in check("table1", (missing, {"grid": grid, "preset": "quick"}))}[
         "cells_complete"
@@ -416,6 +460,12 @@ def test_fig3_and_figC_claims_on_constructed_tables():
         3.0 / 8.0
     )  # λ = 10 is not solved, so λ_max = 3
     assert c["vit_solved"].value == [0.0, 1.0, 3.0]
+    assert c["lm_pv_eff_rank_drop"].threshold == "<= 0.5"
+    # a monotone drop smaller than the stated minimum (to 0.6 ×, not halved) fails
+    mild = _lm_table({(0.0, 0.1): 6.0, (1.0, 0.1): 3.6}, {(0.0, 0.1): 10.0, (1.0, 0.1): 10.0})
+    cm = {x.id: x for x in check("fig3", (mild, lm_meta), (vit, vit_meta))}
+    assert cm["lm_kq_eff_rank_nonincreasing"].passed and not cm["lm_kq_eff_rank_drop"].passed
+    assert cm["lm_kq_eff_rank_drop"].value == pytest.approx(0.6)
     bad = _lm_table({(0.0, 0.1): 6.0, (1.0, 0.1): 7.0}, {(0.0, 0.1): 10.0, (1.0, 0.1): 10.0})
     cb = {x.id: x for x in check("fig3", (bad, lm_meta), (vit, vit_meta))}
     assert not cb["lm_kq_eff_rank_nonincreasing"].passed and not cb["lm_pv_rank_1e2_drop"].passed
@@ -477,3 +527,26 @@ def test_balance_claims_on_constructed_tables():
     )
     cf = {x.id: x for x in check("figB", (flat, {"preset": "quick"}))}
     assert not cf["recall_kq_balance_grows"].passed and cf["recall_pv_balance_grows"].passed
+
+
+def test_ngram_baselines_match_brute_force_counts_for_any_chunk():
+    rng = np.random.default_rng(0)
+    v = 7
+    train = rng.integers(0, v, size=500)
+    windows = rng.integers(0, v, size=(4, 6))
+    uni = np.bincount(train, minlength=v)
+    lp_u, lp_b = [], []
+    for row in windows:
+        for a, b in zip(row[:-1], row[1:], strict=True):
+            lp_u.append(math.log((uni[b] + 1) / (len(train) + v)))
+            c_ab = int(np.sum((train[:-1] == a) & (train[1:] == b)))
+            c_a = int(np.sum(train[:-1] == a))
+            lp_b.append(math.log((c_ab + 1) / (c_a + v)))
+    want = (math.exp(-np.mean(lp_u)), math.exp(-np.mean(lp_b)))
+    for chunk in (1, 3, 64, 10_000):
+        got = ngram_baselines(train, windows, v, chunk=chunk)
+        assert (got["unigram_ppl"], got["bigram_ppl"]) == pytest.approx(want, rel=1e-12)
+    # a deterministic successor chain: the bigram knows the next token, the unigram does not
+    chain = np.tile(np.arange(v), 50)
+    got = ngram_baselines(chain, chain[:14].reshape(2, 7), v)
+    assert got["bigram_ppl"] < 1.2 and got["unigram_ppl"] == pytest.approx(v, rel=0.02)

@@ -96,3 +96,86 @@ def test_job_functions_resolve(name):
     from attnbias.workflow import resolve
 
     assert resolve("attnbias.experiments", f"maxmargin.{name}") is getattr(mm, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Figs 6/7 (ViT) claims on constructed training tables: asserted over the late phase
+
+
+def _vit_fig7(zeta, wnorm, acc=0.95):
+    import pandas as pd
+
+    ep = np.arange(len(zeta))
+    return pd.DataFrame(
+        {
+            "epoch": ep,
+            "zeta": zeta,
+            "wnorm": wnorm,
+            "train_acc": np.r_[np.nan, np.full(len(ep) - 1, acc)],
+            "probe_acc": np.full(len(ep), acc),
+        }
+    )
+
+
+def _vit_check(fig, df, preset="quick"):
+    return {c.id: c for c in checks.check(fig, (df, {"provenance": {"preset": preset}}))}
+
+
+def test_vit_claims_pass_on_a_late_trend():
+    ep = np.arange(31)
+    c = _vit_check("fig7", _vit_fig7(64 * np.exp(-0.03 * ep), 0.2 + 0.1 * ep))
+    assert_all_pass(c.values())
+    assert set(c) == {"zeta_late_trend", "wnorm_late_trend", "zeta_late_drop", "train_acc"}
+    assert c["zeta_late_drop"].value == pytest.approx(np.exp(-0.03 * 15))  # ζ(30) / ζ(15)
+    assert c["zeta_late_trend"].kind == "paper" and c["train_acc"].kind == "sanity"
+    assert "epochs 15–30, 16 points" in c["zeta_late_trend"].statement
+    paper = _vit_check("fig7", _vit_fig7(64 * np.exp(-0.03 * ep), 0.2 + 0.1 * ep), "paper")
+    assert paper["zeta_halves"].passed and paper["probe_acc"].kind == "sanity"
+    assert paper["zeta_late_trend"].threshold == "< -0.8"
+
+
+def test_vit_claims_fail_when_the_trend_stops_after_the_transient():
+    """ζ falls and ‖W‖ rises only in the first epochs (any training run leaves the untrained
+    start), then both wander: the whole-run trend holds, the late-phase claims fail."""
+    rng = np.random.default_rng(0)
+    ep = np.arange(31)
+    zeta = np.where(ep < 8, 64 - 3 * ep, 40) + rng.normal(0, 0.5, 31)
+    wnorm = np.where(ep < 8, 0.2 + 0.3 * ep, 2.3) + rng.normal(0, 0.02, 31)
+    from attnbias.metrics import spearman
+
+    # the old whole-run quick rule (signs, ζ(last) < ζ(first)) passes
+    assert spearman(ep, zeta) < 0 < spearman(ep, wnorm) and zeta[-1] < zeta[0]
+    c = _vit_check("fig7", _vit_fig7(zeta, wnorm))
+    assert not c["zeta_late_trend"].passed and not c["wnorm_late_trend"].passed
+    assert not c["zeta_late_drop"].passed and c["train_acc"].passed
+    # a late fall of 5 % only (monotone) misses the stated 10 % minimum
+    late = np.where(ep < 15, 64 - 1.0 * ep, 49 * (1 - 0.05 * (ep - 15) / 15))
+    c = _vit_check("fig7", _vit_fig7(late, 0.2 + 0.1 * ep))
+    assert c["zeta_late_trend"].passed and not c["zeta_late_drop"].passed
+    assert c["zeta_late_drop"].value == pytest.approx(0.95)
+
+
+def test_vit_fig6_maps_must_concentrate_late():
+    import pandas as pd
+
+    def maps(peaks):
+        return pd.DataFrame(
+            [
+                {"epoch": e, "image": i, "patch": p, "weight": pk if p == 0 else (1 - pk) / 63}
+                for e, pk in peaks.items()
+                for i in range(2)
+                for p in range(64)
+            ]
+        )
+
+    early = {0: 0.016, 6: 0.05, 12: 0.06, 18: 0.06, 24: 0.061, 30: 0.062}
+    c = _vit_check("fig6", maps(early))["maps_late_concentrate"]
+    assert not c.passed and c.value == pytest.approx(0.062 / 0.06) and "(18)" in c.statement
+    late = {**early, 24: 0.07, 30: 0.08}
+    c = _vit_check("fig6", maps(late))["maps_late_concentrate"]
+    assert c.passed and c.value == pytest.approx(0.08 / 0.06) and c.kind == "paper"
+    assert np.isnan(_vit_check("fig6", maps({0: 0.02}))["maps_late_concentrate"].value)
+    # the paper preset's drawn epochs: the late phase starts at 200 = 400 / 2
+    paper = {1: 0.01, 10: 0.02, 50: 0.03, 100: 0.04, 200: 0.05, 400: 0.06}
+    c = _vit_check("fig6", maps(paper), "paper")["maps_late_concentrate"]
+    assert c.passed and c.value == pytest.approx(0.06 / 0.05) and "(200)" in c.statement

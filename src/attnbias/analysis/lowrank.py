@@ -116,4 +116,23 @@ def table1(df: pd.DataFrame, meta: dict) -> dict:
         f"Best cell (bold): λ_SA = {best.lam_sa:g}, λ_MLP = {best.lam_mlp:g}, "
         f"perplexity {best['mean']:.3f}.",
     ]
+    base = ngram_baseline_range(meta)
+    if base:
+        notes += [
+            "",
+            "n-gram baselines of the same validation tokens (add-one smoothed counts of the "
+            "training tokens), over the runs: " + base + ".",
+        ]
     return {"cells": pd.DataFrame(rows), "csv_table": t, "title": title, "notes": notes}
+
+
+def ngram_baseline_range(meta: dict) -> str:
+    """The unigram and bigram perplexities recorded by the LM runs of a gathered table (``meta``
+    from :func:`attnbias.experiments.lowrank.lm.gather_lm`), as "unigram a–b, bigram c–d"; empty
+    when no run recorded them."""
+    parts = []
+    for key, name in (("unigram_ppl", "unigram"), ("bigram_ppl", "bigram")):
+        v = [float(r[key]) for r in meta.get("runs") or [] if r.get(key)]
+        if v:
+            parts.append(f"{name} {min(v):.3f}–{max(v):.3f}")
+    return ", ".join(parts)

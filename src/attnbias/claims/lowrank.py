@@ -6,10 +6,13 @@ predicted singular values are s_i = max(d_i − λ/2, 0).
 
 Kinds (see :mod:`attnbias.claims.core`): balancing rates, vanishing gaps, soft-thresholding, rank
 trends in λ, the λ = 0 controls (no decay without weight decay), the Adam + L2 fixed points and
-the Table 1 ordering are ``paper``; "the task is solved", finite runs, a complete grid and AdamW
-reaching the data line are ``sanity``.  Fig 4 / App. B keep ``<product>_bound``,
-‖ABᵀ‖_* ≤ ½(‖A‖² + ‖B‖²) (AM–GM, true for any matrices) as an ``identity``: it documents the y = x
-line of the plot and is never evidence; its unit test is ``tests/unit/test_claim_identities.py``.
+the Table 1 equivalence (λ_SA = 0 within max(2 SE, 1 %) of the best cell) are ``paper``; "the
+task is solved", finite runs, a complete grid, LMs beating the n-gram perplexities of their own
+corpus and AdamW reaching the data line are ``sanity``.  Rank drops have a stated size (Fig 2,
+Fig 3, App. C: the rank at the largest λ at most half that at λ = 0).  Fig 4 / App. B keep
+``<product>_bound``, ‖ABᵀ‖_* ≤ ½(‖A‖² + ‖B‖²) (AM–GM, true for any matrices) as an ``identity``:
+it documents the y = x line of the plot and is never evidence; its unit test is
+``tests/unit/test_claim_identities.py``.
 """
 
 from __future__ import annotations
@@ -223,12 +226,17 @@ def _fig2(df: pd.DataFrame, meta: dict) -> list[Claim]:
 
 RANK_METRICS = (("eff_rank", "effective rank"), ("rank_1e2", "rank@10⁻²"))
 PRODUCTS = (("kq", "W_KᵀW_Q"), ("pv", "PW_V"))
+# The minimum size of a rank drop: rank at the largest λ at most this × the rank at λ = 0.  The
+# spec's Fig 3 / App. C check is a bare "<" (any drop, noise included); 0.5 is the spec's own
+# minimum effect for a weight-decay rank drop (Fig 2: eff-rank at the largest solved λ ≤ 0.5 ×
+# eff-rank at λ = 0), fixed before measuring.
+RANK_DROP_MAX = 0.5
 
 
 def _rank_trend_claims(summ: pd.DataFrame, lam_col: str, prefix: str, where: str,
                        lam_name: str) -> list[Claim]:
-    """Mean rank non-increasing in λ (5 % tolerance) and rank(λ_max) < rank(0), per product and
-    metric."""
+    """Mean rank non-increasing in λ (5 % tolerance) and rank(λ_max) ≤ RANK_DROP_MAX × rank(0),
+    per product and metric."""
     out = []
     for product, pname in PRODUCTS:
         s = summ[summ["product"] == product].sort_values(lam_col)
@@ -247,8 +255,9 @@ def _rank_trend_claims(summ: pd.DataFrame, lam_col: str, prefix: str, where: str
             largest = f"{lams[-1]:g}" if len(lams) else "none: no run"
             out.append(compare(f"{prefix}{product}_{metric}_drop",
                                f"{where}: mean {mname} of {pname} at the largest {lam_name} "
-                               f"({largest}) / at {lam_name} = 0", ratio, "<", 1.0,
-                               kind="paper"))  # fmt: skip
+                               f"({largest}) / at {lam_name} = 0: the rank at least halves "
+                               "(project threshold; the spec's Fig 3 check is < 1)", ratio, "<=",
+                               RANK_DROP_MAX, kind="paper"))  # fmt: skip
     return out
 
 
@@ -304,6 +313,36 @@ def _figC(lm: pd.DataFrame, lm_meta: dict) -> list[Claim]:
 # Table 1: validation perplexity over λ_SA × λ_MLP
 
 
+# Table 1 thresholds (fixed before measuring; project choices, see the Table 1 caption)
+BASELINE_RATIO_MAX = 0.9  # every run's perplexity ≤ 0.9 × its corpus's n-gram perplexity
+EQUIV_REL_MARGIN = 0.01  # m: |ppl(λ_SA = 0) − ppl(best)| ≤ max(2 SE, m = 1 % of ppl(best))
+
+
+def _baseline_claims(meta: dict) -> list[Claim]:
+    """Sanity: every run's validation perplexity beats the unigram and the bigram perplexity of its
+    own validation windows (add-one counts of its training tokens) by ≥ 10 %.  A run without a
+    recorded baseline makes the claim NaN (failed)."""
+    runs = meta.get("runs") or []
+    out = []
+    for key, name in (("unigram_ppl", "unigram"), ("bigram_ppl", "bigram")):
+        ratios = [
+            float(r["val_ppl"]) / float(r[key]) if r.get(key) else float("nan") for r in runs
+        ]
+        base = [float(r[key]) for r in runs if r.get(key)]
+        missing = len(runs) - len(base)
+        value = float(np.max(ratios)) if ratios else float("nan")
+        info = (
+            f"{name} perplexity {min(base):.3f}–{max(base):.3f}" if base else "no baseline"
+        ) + (f"; {missing} runs without a recorded baseline" if missing else "")
+        out.append(compare(f"beats_{name}",
+                           f"the models learned: max over the {len(runs)} runs of validation "
+                           f"perplexity / the {name} perplexity of the same validation tokens "
+                           f"(add-one smoothed counts of the run's training tokens; {info}); "
+                           f"each run must beat it by ≥ {1 - BASELINE_RATIO_MAX:.0%}",
+                           value, "<=", BASELINE_RATIO_MAX, kind="sanity"))  # fmt: skip
+    return out
+
+
 def _table1(df: pd.DataFrame, meta: dict) -> list[Claim]:
     grid = meta["grid"]
     t = table1_summary(df)
@@ -318,14 +357,32 @@ def _table1(df: pd.DataFrame, meta: dict) -> list[Claim]:
                  f"{len(t)} cells, {len(runs)} runs", complete,
                  f"{expected} cells × {len(grid['seeds'])} seeds, finite",
                  kind="sanity")]  # fmt: skip
+    out += _baseline_claims(meta)
     best_mlp = float(t.groupby("lam_mlp")["mean"].min().idxmin())
     col = t[np.isclose(t.lam_mlp, best_mlp)].set_index("lam_sa")
+    cells = ", ".join(f"{a:g}: {r['mean']:.4f} ± {r['se']:.4f}" for a, r in col.iterrows())
+    # the paper's claim as an equivalence test: dropping the attention weight decay costs at most
+    # max(2 SE, m) against the best cell of the column
+    best = col["mean"].idxmin()
+    if 0.0 in col.index:
+        zero = col.loc[0.0]
+        se = float(np.sqrt(zero["se"] ** 2 + col.loc[best, "se"] ** 2)) if best != 0.0 else 0.0
+        diff = float(zero["mean"] - col.loc[best, "mean"])
+    else:
+        se, diff = float("nan"), float("nan")
+    m = EQUIV_REL_MARGIN * float(col.loc[best, "mean"])
+    tol = max(2 * se, m) if np.isfinite(se) else float("nan")
+    out.append(compare("zero_lam_sa_within_best",
+                       f"at λ_MLP = {best_mlp:g}: mean perplexity at λ_SA = 0 minus at the best "
+                       f"λ_SA ({best:g}), at most max(2 SE, m) = {tol:.4f} with SE = {se:.4f} the "
+                       f"standard error of the difference and m = {EQUIV_REL_MARGIN:.0%} of the "
+                       f"best mean ({m:.4f}) (cells λ_SA: mean ± SE: {cells})",
+                       diff, "<=", tol, kind="paper"))  # fmt: skip
     if not np.any(np.isclose(col.index.to_numpy(float), best_mlp)):
         out.append(holds("lam_sa_equal_present", f"the grid has λ_SA = λ_MLP = {best_mlp:g}",
                          False, False, kind="sanity"))
         return out
     ref = col.loc[col.index[np.isclose(col.index.to_numpy(float), best_mlp)][0]]
-    cells = ", ".join(f"{a:g}: {r['mean']:.4f} ± {r['se']:.4f}" for a, r in col.iterrows())
     if meta.get("preset") == "paper":
         small = [a for a in col.index if a == 0] + [a for a in col.index if a > 0][:1]
         best_small = min(small, key=lambda a: col.loc[a, "mean"])
@@ -336,17 +393,6 @@ def _table1(df: pd.DataFrame, meta: dict) -> list[Claim]:
                            f"mean ± SE: {cells})",
                            float(col.loc[best_small, "mean"] - ref["mean"]), "<=",
                            0.0, kind="paper"))  # fmt: skip
-    else:
-        zero = col.loc[0.0] if 0.0 in col.index else col.iloc[0]
-        se = float(np.sqrt(zero["se"] ** 2 + ref["se"] ** 2))
-        out.append(compare("zero_lam_sa_not_worse",
-                           f"at λ_MLP = {best_mlp:g}: mean perplexity at λ_SA = {col.index[0]:g} "
-                           "minus at "
-                           "λ_SA = λ_MLP, in units of the standard error of the difference "
-                           f"({se:.4f}); weak check, the effect may be "
-                           f"inside the noise at this scale (cells λ_SA: mean ± SE: {cells})",
-                           float((zero["mean"] - ref["mean"]) / se) if se > 0 else float("nan"),
-                           "<=", 2.0, kind="paper"))  # fmt: skip
     return out
 
 

@@ -1,59 +1,135 @@
 """Claim checks of Tarzanagh et al. 2023, Figs 6-7: a ViT's last-layer [CLS] attention sparsifies
-(soft-sparsity ζ falls) while ‖W_qᵀW_k‖_F grows, evaluated on the plot-ready training table."""
+(soft-sparsity ζ falls) while ‖W_qᵀW_k‖_F grows, evaluated on the plot-ready training table.
+
+The trends are asserted in the **late phase**, over the epochs ≥ half the run: from the untrained
+model (epoch 0) any training run moves ζ and ‖W‖ (attention leaves the near-uniform start, the
+weights leave their initial scale), so a trend "from epoch 0" says nothing about the max-margin
+picture, which concerns the continued growth of ‖W‖ in a converging direction and the
+sparsification that goes with it.  The whole-run numbers are kept in the statements as
+information.  Thresholds (fixed before measuring; see the captions of Figs 6 and 7):
+
+- ``zeta_late_trend``: Spearman ρ(epoch, ζ) over the late epochs < −0.8 (paper preset, the spec's
+  whole-run value) or < −0.5 (quick: the spec asks for the sign only; |ρ| ≥ 0.5 is a monotone
+  trend beyond noise, one-sided p ≈ 0.05 at 12 late epochs and smaller with more);
+- ``wnorm_late_trend``: Spearman ρ(epoch, ‖W‖_F) over the late epochs > 0.8 / > 0.5 likewise;
+- ``zeta_late_drop``: ζ(last) / ζ(midpoint) ≤ 0.9 — ζ still falls by at least 10 % over the
+  second half (project choice; the spec has no late-phase size);
+- ``maps_late_concentrate`` (Fig 6): the mean peak weight of the drawn maps at the last drawn
+  epoch / at the first drawn epoch ≥ the midpoint ≥ 1.1 (the maps still concentrate, by ≥ 10 %).
+"""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..metrics import spearman
 from .core import Claim, compare
 
+LATE_RHO = {"paper": 0.8, "quick": 0.5}  # |Spearman ρ| over the late epochs
+LATE_ZETA_RATIO = 0.9  # ζ(last) / ζ(midpoint) at most this
+LATE_PEAK_RATIO = 1.1  # peak(last drawn) / peak(first drawn ≥ midpoint) at least this
 
-def vit_claims(figure, df, meta, preset) -> list[Claim]:
-    """Figs 6/7 (spec §3.6): paper thresholds in the paper preset, trend signs in the quick one."""
-    paper = preset == "paper"
-    if figure == "fig6":
-        first, last = df.epoch.min(), df.epoch.max()
-        peak = df.groupby(["epoch", "image"]).weight.max().groupby("epoch").mean()
-        return [
-            compare(
-                "maps_concentrate",
-                "mean peak attention weight of the drawn maps rises "
-                f"(epoch {last} − epoch {first})",
-                float(peak[last] - peak[first]),
-                ">",
-                0.0,
-                kind="paper",
-            ),
-        ]
-    ep, zeta, w = df.epoch.to_numpy(), df.zeta.to_numpy(), df.wnorm.to_numpy()
-    out = [
+
+def late_start(epochs) -> float:
+    """The first epoch of the late phase: half the run, last / 2 (the run starts at epoch 0, the
+    untrained model, whichever epochs were logged or drawn: the paper preset draws maps at
+    {1, 10, 50, 100, 200, 400}, whose late phase starts at 200)."""
+    return float(np.max(np.asarray(epochs, dtype=float))) / 2.0
+
+
+def _fig6(df) -> list[Claim]:
+    last = df.epoch.max()
+    peak = df.groupby(["epoch", "image"]).weight.max().groupby("epoch").mean()
+    late = [e for e in peak.index if e >= late_start(peak.index)]
+    mid = min(late) if late else None
+    ratio = float(peak[last] / peak[mid]) if mid is not None and mid != last else float("nan")
+    per_epoch = ", ".join(f"{e}: {p:.3f}" for e, p in peak.items())
+    return [
         compare(
-            "zeta_trend",
-            "ζ falls over training: Spearman ρ(epoch, ζ)",
-            spearman(ep, zeta),
-            "<",
-            -0.8 if paper else 0.0,
-            kind="paper",
-        ),
-        compare(
-            "wnorm_trend",
-            "‖W_qᵀW_k‖_F grows: Spearman ρ(epoch, ‖W‖_F)",
-            spearman(ep, w),
-            ">",
-            0.8 if paper else 0.0,
+            "maps_late_concentrate",
+            "late phase: mean peak attention weight of the drawn maps at the last drawn epoch "
+            f"({last}) / at the first drawn epoch ≥ half the run "
+            f"({mid if mid is not None and mid != last else 'none: no such epoch'}); "
+            f"per drawn epoch: {per_epoch}",
+            ratio,
+            ">=",
+            LATE_PEAK_RATIO,
             kind="paper",
         ),
     ]
+
+
+def vit_claims(figure, df, meta, preset) -> list[Claim]:
+    """Figs 6/7 (spec §3.6), asserted over the second half of training; the spec's paper-preset
+    whole-run halving of ζ is kept in the paper preset."""
+    paper = preset == "paper"
+    if figure == "fig6":
+        return _fig6(df)
+    d = df.sort_values("epoch")
+    ep, zeta, w = d.epoch.to_numpy(), d.zeta.to_numpy(float), d.wnorm.to_numpy(float)
+    half = late_start(ep)
+    late = ep >= half
+    n_late = int(late.sum())
+    mid_i = int(np.argmax(late)) if n_late else None
+    rho = LATE_RHO["paper" if paper else "quick"]
+    rho_z = spearman(ep[late], zeta[late]) if n_late >= 3 else float("nan")
+    rho_w = spearman(ep[late], w[late]) if n_late >= 3 else float("nan")
+    window = f"epochs {ep[late].min()}–{ep[late].max()}, {n_late} points" if n_late else "none"
+    early = (
+        f"whole run from epoch {ep[0]}: ρ(epoch, ζ) = {spearman(ep, zeta):.3f}, "
+        f"ρ(epoch, ‖W‖_F) = {spearman(ep, w):.3f}, ζ {zeta[0]:.3f} → {zeta[-1]:.3f}, "
+        f"‖W‖_F {w[0]:.3f} → {w[-1]:.3f}"
+    )
+    out = [
+        compare(
+            "zeta_late_trend",
+            f"late phase ({window}): ζ falls, Spearman ρ(epoch, ζ) (information, {early})",
+            rho_z,
+            "<",
+            -rho,
+            kind="paper",
+        ),
+        compare(
+            "wnorm_late_trend",
+            f"late phase ({window}): ‖W_qᵀW_k‖_F grows, Spearman ρ(epoch, ‖W‖_F)",
+            rho_w,
+            ">",
+            rho,
+            kind="paper",
+        ),
+    ]
+    if mid_i is not None and ep[mid_i] != ep[-1]:
+        drop = float(zeta[-1] / zeta[mid_i])
+        mid_txt = f"epoch {ep[mid_i]}: ζ = {zeta[mid_i]:.3f}"
+    else:
+        drop, mid_txt = float("nan"), "none: no late epoch before the last"
+    out.append(
+        compare(
+            "zeta_late_drop",
+            f"late phase: ζ(last, epoch {ep[-1]}) / ζ(midpoint, {mid_txt}); ζ must still fall "
+            f"by ≥ {1 - LATE_ZETA_RATIO:.0%} over the second half",
+            drop,
+            "<=",
+            LATE_ZETA_RATIO,
+            kind="paper",
+        )
+    )
     if paper:
         out.append(
             compare(
-                "zeta_halves", "ζ(last) / ζ(first)", zeta[-1] / zeta[0], "<=", 0.5, kind="paper"
+                "zeta_halves",
+                "ζ(last) / ζ(first logged epoch) (spec §3.6, whole run)",
+                zeta[-1] / zeta[0],
+                "<=",
+                0.5,
+                kind="paper",
             )
         )
         out.append(
             compare(
                 "probe_acc",
                 "test accuracy (sanity)",
-                df.probe_acc.iloc[-1],
+                d.probe_acc.iloc[-1],
                 ">=",
                 0.5,
                 kind="sanity",
@@ -61,13 +137,10 @@ def vit_claims(figure, df, meta, preset) -> list[Claim]:
         )
     else:
         out.append(
-            compare("zeta_falls", "ζ(last) − ζ(first)", zeta[-1] - zeta[0], "<", 0.0, kind="paper")
-        )
-        out.append(
             compare(
                 "train_acc",
                 "final training accuracy (the model learned)",
-                df.train_acc.iloc[-1],
+                d.train_acc.iloc[-1],
                 ">=",
                 0.9,
                 kind="sanity",

@@ -15,6 +15,7 @@ import math
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .common import HEAD_COLUMNS, head_rows
@@ -35,6 +36,55 @@ LM_COLUMNS = {
     "val_ppl": "validation perplexity exp(val_loss) (per run)",
     "train_loss": "mean training cross-entropy over the last epoch of updates (per run)",
 }
+
+# the n-gram baselines recorded in each run's meta (not columns: they do not depend on the run's
+# weights, only on its corpus and validation windows)
+BASELINES = {
+    "unigram_ppl": (
+        "perplexity of the validation windows' predicted tokens under add-one smoothed unigram "
+        "counts of the training tokens"
+    ),
+    "bigram_ppl": (
+        "perplexity of the validation windows' predicted tokens given the previous token, under "
+        "add-one smoothed bigram counts of the training tokens"
+    ),
+}
+
+
+def ngram_baselines(
+    train: np.ndarray, windows: np.ndarray, vocab_size: int, chunk: int = 1 << 24
+) -> dict:
+    """Unigram and bigram perplexities of the tokens a run is validated on (``windows[:, 1:]``,
+    the positions :func:`~attnbias.models.gpt2.eval_lm_loss` scores; the bigram conditions on
+    ``windows[:, :-1]``), with add-one smoothed counts from the training stream ``train``:
+    p(b) = (c(b) + 1) / (N + V), p(b | a) = (c(a, b) + 1) / (c(a·) + V), c(a·) the count of a
+    as the first token of a training bigram.  ``train`` is read in chunks of ``chunk`` tokens
+    (a memory-mapped hub stream need not fit in memory); only the bigrams that occur in the
+    windows are counted."""
+    v = int(vocab_size)
+    windows = np.asarray(windows, dtype=np.int64)
+    prev, nxt = windows[:, :-1].ravel(), windows[:, 1:].ravel()
+    want, inverse = np.unique(prev * v + nxt, return_inverse=True)
+    uni = np.zeros(v, dtype=np.int64)
+    first = np.zeros(v, dtype=np.int64)
+    pair = np.zeros(len(want), dtype=np.int64)
+    n = len(train)
+    for start in range(0, n, chunk):
+        x = np.asarray(train[start : min(n, start + chunk + 1)], dtype=np.int64)
+        uni += np.bincount(x[:chunk], minlength=v)[:v]
+        if len(x) < 2:
+            continue
+        codes = x[:-1] * v + x[1:]
+        first += np.bincount(x[:-1], minlength=v)[:v]
+        pos = np.searchsorted(want, codes).clip(max=len(want) - 1)
+        hit = want[pos] == codes
+        pair += np.bincount(pos[hit], minlength=len(want))
+    log_uni = np.log(uni[nxt] + 1.0) - math.log(n + v)
+    log_bi = np.log(pair[inverse.ravel()] + 1.0) - np.log(first[prev] + float(v))
+    return {
+        "unigram_ppl": float(np.exp(-log_uni.mean())),
+        "bigram_ppl": float(np.exp(-log_bi.mean())),
+    }
 
 
 def lm_corpus(
@@ -179,6 +229,7 @@ def train_lm(
         batch_fn=sampler,
     )
     val_loss = float(history[-1]["val_loss"])
+    baselines = ngram_baselines(data.train, val.numpy(), data.vocab_size)
     rows = head_rows(model, steps, True)
     df = pd.DataFrame(rows)
     for k, v in (("seed", seed), ("lam_mlp", float(lam_mlp)), ("lam_sa", float(lam_sa))):
@@ -195,6 +246,8 @@ def train_lm(
         "seed": seed,
         "val_loss": val_loss,
         "val_ppl": math.exp(val_loss),
+        **baselines,
+        "baselines": dict(BASELINES),
         "device": str(device),
         "wall_s": time.perf_counter() - t0,
         "train_s": train_s,
@@ -282,6 +335,8 @@ def gather_lm(
                     "tokens_per_s",
                 )
             }
+            # n-gram baselines (None for a run recorded before they were: its check fails)
+            | {k: meta.get(k) for k in BASELINES}
         )
     df = pd.concat(frames, ignore_index=True).sort_values(
         ["lam_mlp", "lam_sa", "seed", "product", "layer", "head"], kind="stable"
