@@ -1,16 +1,16 @@
 # Hub downloads (`register_download`, `block_downloads`) and local sources: which dataset, model
 # and tokenizer settings name a local directory instead of a hub id, and offline mode.  Included
 # by sweeps.smk; figures.smk generates the download rules.
-import os
 from pathlib import Path
+
+from attnbias.data.hub import LOCAL_PREFIXES, is_local, local_path, offline_vars
 
 # Local sources: every dataset/model/tokenizer setting below takes a hub id or a local directory
 # laid out like the hub repository (compute nodes without internet, data on shared storage).
-# Local or not is decided as in attnbias.data.hub.is_local -- a value is local when it starts with
+# Local or not is decided by attnbias.data.hub.is_local -- a value is local when it starts with
 # /, ./, ../ or ~, or names an existing directory; anything else is a hub id.  A local value is
 # checked here (a clear error when it is not a directory), ~ is expanded, and no download rule is
 # registered for it: the loaders read the directory directly.
-LOCAL_PREFIXES = (os.sep, "./", "../", "~")  # os.sep: "/"
 LOCAL_SOURCE_KEYS = {
     ("maxmargin", "vit"): ["cifar_source"],
     **{("fastrates", f): ["source", "model"] for f in ("fig1", "fig4", "fig6", "fig7")},
@@ -21,25 +21,14 @@ LOCAL_SOURCE_KEYS = {
 }
 # Offline mode at parse time (HF_HUB_OFFLINE, HF_DATASETS_OFFLINE or TRANSFORMERS_OFFLINE true):
 # download rules get no retries, and scripts/download.py fails at once on an uncached artefact.
-OFFLINE = [
-    v
-    for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
-    if os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-]
-
-
-def is_local(value):
-    """True when a source setting names a local directory (see LOCAL_SOURCE_KEYS above)."""
-    if not isinstance(value, str) or not value:
-        return False
-    return value.startswith(LOCAL_PREFIXES) or Path(value).is_dir()
+OFFLINE = offline_vars()
 
 
 for (_paper, _block), _keys in LOCAL_SOURCE_KEYS.items():
     for _key in _keys:
         _value = config[_paper][_block].get(_key)
         if is_local(_value):
-            _path = os.path.expanduser(_value)
+            _path = local_path(_value)
             if not Path(_path).is_dir():
                 raise WorkflowError(
                     f"{_paper}.{_block}.{_key} = {_value!r} is a local path (it starts with "
