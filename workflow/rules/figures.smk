@@ -72,9 +72,9 @@ for (_paper, _name), _s in SWEEPS.items():
             output:
                 **_s["outputs"],
             log:
-                f"results/logs/{_paper}_{_name}_train/{_s['point'] or _s['pattern']}.log",
+                f"results/logs/{_paper}_{_name}_train/{_s['stem']}.log",
             benchmark:
-                f"results/benchmarks/{_paper}_{_name}_train/{_s['point'] or _s['pattern']}.tsv"
+                f"results/benchmarks/{_paper}_{_name}_train/{_s['stem']}.tsv"
             wildcard_constraints:
                 **_s["constraints"],
             conda:

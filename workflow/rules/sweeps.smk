@@ -136,7 +136,8 @@ def register_sweep(
         constraints=constraints,
         gathers={},
         outputs=outputs,
-        point=point_label(points[0]) if tables else None,
+        # a run's file stem: the wildcard pattern, or the fixed label of a one-run sweep
+        stem=point_label(points[0]) if tables else pattern,
         single=dict(points[0]) if tables else None,
         tables=list(tables or []),
     )
@@ -176,7 +177,7 @@ def scratch(paper, name, filename):
     sweep = SWEEPS[(paper, name)]
 
     def path(wildcards):
-        run = sweep["point"] or "_".join(f"{k}{v}" for k, v in wildcards.items())
+        run = sweep["stem"].format(**dict(wildcards.items()))
         return f"results/scratch/{paper}_{name}_train/{SCALE}/{run}/{filename}"
 
     return path
