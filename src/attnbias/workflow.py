@@ -9,6 +9,9 @@ import os
 import sys
 from pathlib import Path
 
+# the paper sections of the configuration, each validated by workflow/schemas/<paper>.schema.yaml
+PAPERS = ("maxmargin", "fastrates", "nucnorm", "lowrank")
+
 
 @contextlib.contextmanager
 def rule_logging(snakemake):
@@ -101,8 +104,6 @@ def load_config(root, scale: str | None = None, configfiles=(), validate: bool =
             jsonschema.Draft202012Validator(schema).validate(section)
     return cfg
 
-
-PAPERS = ("maxmargin", "fastrates", "nucnorm", "lowrank")
 
 
 def is_seed_key(key: str) -> bool:
