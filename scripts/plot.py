@@ -2,13 +2,15 @@
 
 from attnbias.claims import read_claims
 from attnbias.io import load_data
-from attnbias.plotting import render_caption, save_figure
+from attnbias.plotting import mark_control, render_caption, save_figure
 from attnbias.workflow import resolve, rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821
     p, inp, out = snakemake.params, snakemake.input, snakemake.output  # noqa: F821
     data = [load_data(f) for f in inp.data if f.endswith(".csv")]
     fig = resolve("attnbias.plotting", f"{p.paper}.plot")(p.figure, *data)
+    if read_claims(inp.claims).get("control", "none") != "none":
+        mark_control(fig)
     save_figure(fig, out.pdf, out.png)
     claims = read_claims(inp.claims)
     render_caption(inp.caption, claims, data[0][1], out.caption)

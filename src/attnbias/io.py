@@ -86,6 +86,18 @@ def save_data(df: pd.DataFrame, meta: dict, csv_path, preset: str | None = None)
     sidecar(csv_path).write_text(json.dumps(jsonable(doc), indent=2) + "\n")
 
 
+CONTROLS = ("none", "null")
+
+
+def control_of(meta: dict) -> str:
+    """The negative control a plot-ready file was made under (``--config control=null``): the
+    ``control`` its experiment recorded, else the one in its settings, else ``"none"``."""
+    control = meta.get("control") or (meta.get("settings") or {}).get("control") or "none"
+    if control not in CONTROLS:
+        raise ValueError(f"unknown control {control!r}; expected one of {CONTROLS}")
+    return control
+
+
 def load_data(csv_path) -> tuple[pd.DataFrame, dict]:
     df = pd.read_csv(csv_path)
     meta = json.loads(sidecar(csv_path).read_text())

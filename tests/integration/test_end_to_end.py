@@ -40,14 +40,63 @@ def test_every_claim_passes(run_dir):
     failed = []
     for f in files:
         doc = json.loads(f.read_text())
-        assert set(doc) == {"paper", "figure", "preset", "claims"}
-        assert doc["preset"] == "quick"
+        assert set(doc) == {"paper", "figure", "preset", "control", "claims"}
+        assert doc["preset"] == "quick" and doc["control"] == "none"
         for c in doc["claims"]:
             assert set(c) == {"id", "kind", "statement", "value", "threshold", "passed"}
             assert c["kind"] in ("paper", "sanity", "identity")
             if not c["passed"] and (doc["paper"], doc["figure"], c["id"]) not in FRAGILE:
                 failed.append((doc["paper"], doc["figure"], c["id"], c["value"]))
     assert not failed, failed
+
+
+# The deep-learning figures: each has a negative control (`--config control=null`, README
+# "Negative controls") under which its paper claims must fail and its sanity checks pass.
+CONTROLLED = {
+    ("maxmargin", "fig6"), ("maxmargin", "fig7"),
+    ("fastrates", "fig1"), ("fastrates", "fig4"), ("fastrates", "fig6"), ("fastrates", "fig7"),
+    ("lowrank", "fig2"), ("lowrank", "fig3"), ("lowrank", "figC"), ("lowrank", "table1"),
+    ("lowrank", "fig4"), ("lowrank", "figB"),
+}  # fmt: skip
+
+
+def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_path):
+    """`--config control=null` on a copy of the finished run: only the deep-learning jobs rerun
+    (the switch reaches them through params), every one of those figures records the control, each
+    of its paper claims FAILS and each sanity check passes, figure by figure; the strict gate
+    (which reverses the paper-claim expectation under the control) accepts the run; figures made
+    without the control are untouched."""
+    import shutil
+
+    d = tmp_path / "control"
+    shutil.copytree(run_dir, d, symlinks=True)
+    res = snakemake_cmd(
+        "--cores", "2", "all", "--configfile", *ci_configfiles(d),
+        "--config", "control=null", "claims_strict=true", cwd=d, timeout=3000,
+    )  # fmt: skip
+    log = res.stdout + res.stderr
+    assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
+    ran = set(re.findall(r"^(?:local)?rule (\w+):", res.stdout, re.M))
+    assert not {r for r in ran if "_compute_" in r} - {
+        "fastrates_compute_fig6", "lowrank_compute_fig4", "lowrank_compute_figB"
+    }, ran  # synthetic computations are not controlled and do not rerun
+    controlled, problems = set(), []
+    for f in sorted((d / "results" / "claims").glob("*/*.json")):
+        doc = json.loads(f.read_text())
+        key = (doc["paper"], doc["figure"])
+        if doc["control"] == "none":
+            continue
+        controlled.add(key)
+        paper = [c for c in doc["claims"] if c["kind"] == "paper"]
+        assert paper, f"{key}: no paper claim to test under the control"
+        problems += [(*key, c["id"], "passes under the control") for c in paper if c["passed"]]
+        problems += [
+            (*key, c["id"], "sanity fails")
+            for c in doc["claims"] if c["kind"] == "sanity" and not c["passed"]
+        ]  # fmt: skip
+    assert controlled == CONTROLLED, controlled ^ CONTROLLED
+    assert not problems, problems
+    assert "NEGATIVE CONTROL RUN" in (d / "results/claims/summary.md").read_text(), log[-2000:]
 
 
 def test_figures_and_data_exist(run_dir):

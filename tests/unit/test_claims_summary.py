@@ -14,7 +14,14 @@ from conftest import ROOT
 from attnbias.claims import KINDS, Claim, compare, holds, within, write_claims
 from attnbias.claims import lowrank as lowrank_claims
 from attnbias.claims import nucnorm as nucnorm_claims
-from attnbias.claims.summary import counts, gate, headline, summary_table, write_summary
+from attnbias.claims.summary import (
+    counts,
+    gate,
+    headline,
+    read_summary,
+    summary_table,
+    write_summary,
+)
 from attnbias.plotting import render_caption
 
 CLAIM_FILES = ["maxmargin", "fastrates", "nucnorm", "lowrank"]
@@ -100,12 +107,12 @@ def test_summary_counts_by_kind_and_orders_paper_claims_first(claim_files, tmp_p
     assert n_fail == 3  # p2, s2 and the (buggy) identity i3
     text = md.read_text()
     assert text.index("Paper claims: 3/4 passed") < text.index("Sanity checks: 1/2")
-    assert "| alpha | fig1 | quick | 1/2 (1 failed) | 1/1 | 1 |" in text
+    assert "| alpha | fig1 | quick | none | 1/2 (1 failed) | 1/1 | 1 |" in text
     assert "| beta | 1/1 | 0/0 | 2 |" in text
     assert text.index("## Failed paper claims") < text.index("## Failed sanity checks")
     assert "7 claims" not in text and "9 claims" not in text  # kinds are never pooled
     out = pd.read_csv(csv)
-    assert list(out.columns[:5]) == ["paper", "figure", "preset", "kind", "claim"]
+    assert list(out.columns[:6]) == ["paper", "figure", "preset", "control", "kind", "claim"]
     assert len(out) == 9 and set(out.kind) == set(KINDS)
 
 
@@ -211,3 +218,61 @@ def test_nucnorm_p5_without_a_qualifying_cell_fails_rank_order():
     rows += [dict(rows[-1], instance=100 + i) for i in range(5)]  # d = 4 now has 10 instances
     ok = {c.id: c for c in nucnorm_claims.check("p5", (pd.DataFrame(rows), {"rank_tol": 1e-4}))}
     assert ok["rank_order"].passed and ok["rank_order"].value == -1.0
+
+
+def _claims_file(tmp_path, name, control, claims):
+    return write_claims(tmp_path / f"{name}.json", "lowrank", name, "quick", claims, control)
+
+
+def test_negative_control_reverses_the_gate_for_paper_claims_only(tmp_path):
+    """Under ``control=null`` a figure's paper claims must fail and its sanity checks pass: the
+    gate fails on a paper claim that survives its control, or on a failed sanity check there; a
+    figure made without the control keeps the usual rule."""
+    def paper(ok):
+        return compare("effect", "the paper's effect", 1.0 if ok else -1.0, ">", 0.0, kind="paper")
+
+    def sanity(ok):
+        return holds("trained", "the run trained", ok, ok, kind="sanity")
+
+    files = [
+        _claims_file(tmp_path, "a", "null", [paper(False), sanity(True)]),
+        _claims_file(tmp_path, "b", "none", [paper(True), sanity(True)]),
+    ]
+    md, csv = tmp_path / "s.md", tmp_path / "s.csv"
+    write_summary([tmp_path / "a.json", tmp_path / "b.json"], md, csv)
+    assert "NEGATIVE CONTROL RUN" in md.read_text() and "lowrank a" in md.read_text()
+    assert read_summary(csv).control.tolist() == ["null", "null", "none", "none"]
+    gate(csv, tmp_path / "ok")  # as expected: passes
+    assert files[0]["control"] == "null"
+    for bad in ([paper(True), sanity(True)], [paper(False), sanity(False)]):
+        _claims_file(tmp_path, "a", "null", bad)
+        write_summary([tmp_path / "a.json", tmp_path / "b.json"], md, csv)
+        with pytest.raises(SystemExit, match="lowrank a"):
+            gate(csv, tmp_path / "ok")
+    _claims_file(tmp_path, "a", "none", [paper(False), sanity(True)])  # not controlled: usual rule
+    write_summary([tmp_path / "a.json", tmp_path / "b.json"], md, csv)
+    with pytest.raises(SystemExit, match="effect failed"):
+        gate(csv, tmp_path / "ok")
+    assert "NEGATIVE CONTROL RUN" not in md.read_text()
+
+
+def test_control_is_read_from_the_data_and_marked_on_figure_and_caption(tmp_path):
+    from attnbias.io import control_of
+    from attnbias.plotting import mark_control, new_figure
+
+    assert control_of({"settings": {"lr": 1}}) == "none"
+    assert control_of({"settings": {"control": "null"}}) == "null"
+    assert control_of({"control": "null", "settings": {}}) == "null"
+    with pytest.raises(ValueError, match="control"):
+        control_of({"control": "placebo"})
+    fig, ax = new_figure()
+    fig.suptitle("Fig 2")
+    mark_control(fig)
+    assert fig._suptitle.get_text().startswith("NEGATIVE CONTROL") and "Fig 2" in (
+        fig._suptitle.get_text()
+    )
+    doc = _claims_file(tmp_path, "a", "null", [compare("e", "s", 1.0, ">", 0.0, kind="paper")])
+    tpl = tmp_path / "cap.rst"
+    tpl.write_text("Caption.")
+    render_caption(tpl, doc, {}, tmp_path / "out.rst")
+    assert "NEGATIVE CONTROL" in (tmp_path / "out.rst").read_text()

@@ -34,6 +34,19 @@ for _paper in PAPERS:
 
 SCALE = config["scale"]
 
+# `--config control=null` arrives as YAML null: both spell the negative control.
+CONTROL = "null" if config["control"] is None else config["control"]
+config["control"] = CONTROL
+
+
+def with_control(settings):
+    """The settings of a deep-learning job (training run, gather, deep-learning compute) with
+    ``control="null"`` added under the negative control.  Only then: default runs keep their
+    params, so turning the feature on reruns nothing, and turning the control off reruns exactly the
+    controlled jobs (the params trigger)."""
+    return settings if CONTROL == "none" else dict(settings, control=CONTROL)
+
+
 # `--config seed=N` shifts every random seed of every figure by N (attnbias.workflow.shift_seeds):
 # the paper claims should hold on any draw, not only the default one.
 if config["seed"]:

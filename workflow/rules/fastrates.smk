@@ -162,7 +162,7 @@ rule fastrates_compute_fig6:
         runtime=lambda wildcards, attempt: (120 if SCALE == "paper" else 10) * attempt,
     params:
         func="fastrates.compute_fig6",
-        settings=_FR["fig6"],
+        settings=with_control(_FR["fig6"]),
         preset=SCALE,
     script:
         "../../scripts/compute.py"

@@ -134,7 +134,7 @@ for (_paper, _name), _s in SWEEPS.items():
                     "../../environment.yml"
                 params:
                     func=_g["func"],
-                    settings=_g["settings"],
+                    settings=with_control(_g["settings"]),
                     preset=SCALE,
                 script:
                     "../../scripts/compute.py"

@@ -62,9 +62,11 @@ for _fig in ("fig4", "figB"):
                 if _fig == "fig4"
                 else "lowrank.balance.compute_figB"
             ),
-            settings=dict(
-                {"source": _b["source"], "preset": SCALE},
-                **({"recall_lambdas": _b["recall_lambdas"]} if _recall else {}),
+            settings=with_control(
+                dict(
+                    {"source": _b["source"], "preset": SCALE},
+                    **({"recall_lambdas": _b["recall_lambdas"]} if _recall else {}),
+                )
             ),
             preset=SCALE,
         script:

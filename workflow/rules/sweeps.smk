@@ -165,8 +165,8 @@ def sweep_settings(sweep):
         else:
             point = {k: sweep["types"][k](wildcards[k]) for k in sweep["keys"]}
         if callable(sweep["settings"]):
-            return sweep["settings"](point)
-        return dict(sweep["settings"], **point)
+            return with_control(sweep["settings"](point))
+        return with_control(dict(sweep["settings"], **point))
 
     return settings
 

@@ -95,11 +95,16 @@ def holds(
     return Claim(cid, kind, statement, value, threshold, bool(passed))
 
 
-def write_claims(path, paper: str, figure: str, preset: str, claims: list[Claim]) -> dict:
+def write_claims(
+    path, paper: str, figure: str, preset: str, claims: list[Claim], control: str = "none"
+) -> dict:
+    """Write a figure's claim file.  ``control``: "null" when the data were made under the negative
+    control (``--config control=null``): the paper claims are then expected to fail."""
     doc = {
         "paper": paper,
         "figure": figure,
         "preset": preset,
+        "control": control,
         "claims": [c.to_dict() for c in claims],
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)

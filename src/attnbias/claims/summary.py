@@ -15,7 +15,8 @@ import pandas as pd
 from .core import KINDS
 
 COLUMNS = [
-    "paper", "figure", "preset", "kind", "claim", "statement", "value", "threshold", "verdict",
+    "paper", "figure", "preset", "control", "kind", "claim", "statement", "value", "threshold",
+    "verdict",
 ]  # fmt: skip
 KIND_LABEL = {"paper": "Paper claims", "sanity": "Sanity checks", "identity": "Identities"}
 KIND_MEANING = {
@@ -48,6 +49,7 @@ def summary_table(claim_files) -> pd.DataFrame:
                     "paper": doc["paper"],
                     "figure": doc["figure"],
                     "preset": doc.get("preset"),
+                    "control": doc.get("control", "none"),
                     "kind": c["kind"],
                     "claim": c["id"],
                     "statement": c["statement"],
@@ -105,9 +107,21 @@ def write_summary(claim_files, md_path, csv_path) -> int:
     df = summary_table(claim_files)
     df.to_csv(csv_path, index=False)
     failed = df[df.verdict == "FAIL"]
+    controlled = sorted({f"{r.paper} {r.figure}" for r in df.itertuples() if r.control != "none"})
     lines = [
         "# Claims summary",
         "",
+        *(
+            [
+                "**NEGATIVE CONTROL RUN** (`--config control=null`) for "
+                f"{len(controlled)} figures ({', '.join(controlled)}): their data were made with "
+                "the paper's mechanism removed, so their paper claims are EXPECTED TO FAIL and "
+                "their sanity checks to pass (see `violations` in the strict gate).",
+                "",
+            ]
+            if controlled
+            else []
+        ),
         f"**{headline(df)}**",
         "",
         *(f"- **{KIND_LABEL[k].lower()}**: {KIND_MEANING[k]}" for k in KINDS),
@@ -124,14 +138,15 @@ def write_summary(claim_files, md_path, csv_path) -> int:
         "",
         "## Per figure",
         "",
-        _md_row(["paper", "figure", "preset", "paper claims passed", "sanity checks passed",
-                 "identities (not counted)"]),  # fmt: skip
-        "|---|---|---|---|---|---|",
+        _md_row(["paper", "figure", "preset", "control", "paper claims passed",
+                 "sanity checks passed", "identities (not counted)"]),  # fmt: skip
+        "|---|---|---|---|---|---|---|",
     ]
-    presets = df.groupby(["paper", "figure"]).preset.first()
+    first = df.groupby(["paper", "figure"])[["preset", "control"]].first()
     for _, r in counts(df, ["paper", "figure"]).iterrows():
+        f = first.loc[(r.paper, r.figure)]
         lines.append(
-            _md_row([r.paper, r.figure, presets[(r.paper, r.figure)], _ratio(r, "paper"),
+            _md_row([r.paper, r.figure, f.preset, f.control, _ratio(r, "paper"),
                      _ratio(r, "sanity"), r.identities])  # fmt: skip
         )
     lines.append("")
@@ -146,7 +161,7 @@ def write_summary(claim_files, md_path, csv_path) -> int:
                 f"threshold {r.threshold}"
             )
         lines.append("")
-    cols = [c for c in COLUMNS if c != "preset"]
+    cols = [c for c in COLUMNS if c not in ("preset", "control")]
     lines += ["## All claims", "", _md_row(cols), "|" + "---|" * len(cols)]
     for _, r in df.iterrows():
         lines.append(_md_row([r[c] for c in cols]))
@@ -154,21 +169,48 @@ def write_summary(claim_files, md_path, csv_path) -> int:
     return len(failed)
 
 
+def read_summary(summary_csv) -> pd.DataFrame:
+    """The summary CSV as written: no NA parsing (the control's value "null" is a word here)."""
+    return pd.read_csv(summary_csv, keep_default_na=False)
+
+
+def violations(df: pd.DataFrame) -> pd.DataFrame:
+    """The claims that make a strict run fail.  Normally every failed claim (a failed identity can
+    only mean a bug).  For a figure made under the negative control (``control`` not "none") the
+    expectation of its paper claims is reversed: a paper claim that PASSES there survives the
+    removal of the paper's mechanism, so it is not evidence; its sanity checks must still pass."""
+    control = df["control"] if "control" in df else pd.Series("none", df.index)
+    controlled = control != "none"
+    passed = df["verdict"] == "PASS"
+    paper = df["kind"] == "paper"
+    bad = (~controlled & ~passed) | (controlled & paper & passed) | (controlled & ~paper & ~passed)
+    return df[bad]
+
+
 def gate(summary_csv, ok_path) -> None:
     """claims_strict: fail on any failed paper claim or sanity check (and on a failed identity,
-    which can only mean a bug).  The message lists the failures by kind."""
-    df = pd.read_csv(summary_csv)
+    which can only mean a bug); under the negative control, on a paper claim that passes or a
+    sanity check that fails (:func:`violations`).  The message lists them by kind."""
+    df = read_summary(summary_csv)
     if "kind" not in df:
         raise SystemExit(f"claims_strict: {summary_csv} has no 'kind' column (stale summary)")
-    failed = df[df["verdict"] == "FAIL"]
+    failed = violations(df)
     if len(failed):
         msg = []
         for kind in KINDS:
             for r in failed[failed.kind == kind].itertuples():
+                why = (
+                    "passes under the negative control"
+                    if getattr(r, "control", "none") not in ("none", None) and r.verdict == "PASS"
+                    else "failed"
+                )
                 msg.append(
-                    f"  [{kind}] {r.paper} {r.figure} {r.claim}: {r.value} "
+                    f"  [{kind}] {r.paper} {r.figure} {r.claim} {why}: {r.value} "
                     f"(threshold {r.threshold})"
                 )
         by = ", ".join(f"{(failed.kind == k).sum()} {k}" for k in KINDS if (failed.kind == k).any())
-        raise SystemExit(f"claims_strict: {len(failed)} claim(s) failed ({by}):\n" + "\n".join(msg))
+        what = "failed" if "control" not in df or (df.control == "none").all() else (
+            "against expectation"
+        )
+        raise SystemExit(f"claims_strict: {len(failed)} claim(s) {what} ({by}):\n" + "\n".join(msg))
     Path(ok_path).write_text(headline(df) + "\n")

@@ -1,5 +1,19 @@
 """Plotting: shared style (:mod:`.style`) and one module per paper with ``plot(figure, *data)``."""
 
-from .style import METHOD_COLORS, new_figure, render_caption, save_figure, stand_in_title
+from .style import (
+    METHOD_COLORS,
+    mark_control,
+    new_figure,
+    render_caption,
+    save_figure,
+    stand_in_title,
+)
 
-__all__ = ["METHOD_COLORS", "new_figure", "render_caption", "save_figure", "stand_in_title"]
+__all__ = [
+    "METHOD_COLORS",
+    "mark_control",
+    "new_figure",
+    "render_caption",
+    "save_figure",
+    "stand_in_title",
+]

@@ -51,6 +51,17 @@ def stand_in_title(ax, title: str, stand_in: str | None = None) -> None:
     ax.set_title(title if not stand_in else f"{title}\n[stand-in: {stand_in}]")
 
 
+CONTROL_BANNER = "NEGATIVE CONTROL (--config control=null): the paper's mechanism is removed"
+
+
+def mark_control(fig) -> None:
+    """Head a figure drawn from negative-control data (``--config control=null``) with a red banner,
+    above its own suptitle if it has one, so it can never pass for the real experiment."""
+    old = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    text = CONTROL_BANNER + ("\n" + old if old else "")
+    fig.suptitle(text, color="tab:red", fontsize=9, fontweight="bold")
+
+
 def save_figure(fig, pdf_path, png_path) -> None:
     """Save the PDF and PNG twins with reproducible bytes (no creation dates)."""
     fig.tight_layout()
@@ -88,6 +99,13 @@ def render_caption(template_path, claims_doc: dict, meta: dict, out_path) -> Non
     by claim kind: paper claims first (the evidence), then sanity checks, then identities (listed,
     never counted)."""
     text = Path(template_path).read_text().rstrip() + "\n\n"
+    if claims_doc.get("control", "none") != "none":
+        text += (
+            "**NEGATIVE CONTROL** (``--config control=null``): these data were made with the "
+            "paper's mechanism removed, everything else kept.  Its paper claims are expected to "
+            "FAIL here (a paper claim that passes under its control is not evidence) and its "
+            "sanity checks to pass.\n\n"
+        )
     preset = claims_doc.get("preset")
     claims = claims_doc["claims"]
     groups = {k: [c for c in claims if c["kind"] == k] for k, _, _ in _CAPTION_KINDS}
