@@ -1,6 +1,6 @@
 """Time the whole quick-preset workflow, `snakemake --cores 2 all`, in a fresh temporary copy.
 
-    python benchmarks/bench_workflow.py [--cores 2] [--target all]
+    python benchmarks/bench_workflow.py [--cores 2] [--target all] [-- SNAKEMAKE ARGS]
     python benchmarks/bench_workflow.py --estimate [--results results]
 
 Target: ≤ 15 min on a 2-core machine.  The first form runs the workflow in a fresh copy and prints
@@ -11,6 +11,8 @@ depend on what else the machine was doing.
 """
 
 import argparse
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -31,6 +33,7 @@ def main():
         "--estimate", action="store_true", help="summarise an existing run's benchmark files"
     )
     ap.add_argument("--results", default=str(ROOT / "results"))
+    ap.add_argument("extra", nargs="*", help="more snakemake arguments, after --")
     args = ap.parse_args()
     if args.estimate:
         rows = _benchmarks(Path(args.results))
@@ -39,30 +42,45 @@ def main():
             f"{len(rows)} jobs: total CPU time {cpu:.0f} s -> >= {cpu / int(args.cores) / 60:.1f} "
             f"min wall on {args.cores} idle cores (target <= 15 min)"
         )
+        _families(rows)
         _table(rows)
         return
     with tempfile.TemporaryDirectory() as tmp:
         dest = Path(tmp) / "attnbias"
-        shutil.copytree(
-            ROOT, dest, ignore=shutil.ignore_patterns(".venv", "results", ".snakemake", ".git")
-        )
+        if (ROOT / ".git").exists():  # a fresh clone: the committed state, nothing else
+            subprocess.run(["git", "clone", "-q", str(ROOT), str(dest)], check=True)
+            source = "fresh clone of " + subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                capture_output=True, text=True,
+            ).stdout.strip()  # fmt: skip
+        else:
+            shutil.copytree(
+                ROOT, dest, ignore=shutil.ignore_patterns(".venv", "results", ".snakemake")
+            )
+            source = "copy of " + str(ROOT)
         snakemake = Path(sys.executable).parent / "snakemake"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         res = subprocess.run(
-            [str(snakemake), "--cores", args.cores, args.target],
+            [str(snakemake), "--cores", args.cores, args.target, *args.extra],
             cwd=dest,
             capture_output=True,
             text=True,
         )
         wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if res.returncode:
             print(res.stderr[-4000:])
             raise SystemExit(res.returncode)
         rows = _benchmarks(dest / "results")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(f"{source}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}")
     print(
-        f"snakemake --cores {args.cores} {args.target}: {wall:.1f} s wall   target <= 900 s  "
+        f"snakemake --cores {args.cores} {args.target} {' '.join(args.extra)}: {wall:.1f} s wall "
+        f"({wall / 60:.1f} min), {cpu:.0f} CPU-s in all processes   target <= 900 s  "
         f"{'OK' if wall <= 900 else 'OVER'}"
     )
+    _families(rows, cpu)
     _table(rows)
 
 
@@ -83,6 +101,31 @@ def _benchmarks(results: Path) -> list[tuple]:
             )
         )
     return rows
+
+
+def _families(rows, total_cpu: float | None = None) -> None:
+    """CPU time per rule family (the rule name of a benchmark file; plots and claims are pooled as
+    ``<paper> plots`` / ``<paper> claims``); with ``total_cpu`` (every process of the run), the rest
+    is the jobs without benchmark files (downloads, the summary) plus Snakemake itself."""
+    fam: dict = {}
+    for name, s, _, cpu in rows:
+        rule = name.split("/")[0]
+        paper = rule.split("_")[0]
+        if "/" not in name and "_check_" in rule:
+            rule = f"{paper} claims"
+        elif "/" not in name and not any(k in rule for k in ("_compute_", "_gather_", "_train")):
+            rule = f"{paper} plots"
+        f = fam.setdefault(rule, [0, 0.0, 0.0])
+        f[0] += 1
+        f[1] += s
+        f[2] += cpu
+    print(f"{'rule family':<40}{'jobs':>6}{'wall s':>9}{'CPU s':>9}")
+    for name, (n, s, cpu) in sorted(fam.items(), key=lambda kv: -kv[1][2]):
+        print(f"{name:<40}{n:>6}{s:>9.1f}{cpu:>9.1f}")
+    if total_cpu is not None:
+        rest = total_cpu - sum(r[3] for r in rows)
+        print(f"{'(no benchmark file; Snakemake itself)':<40}{'':>6}{'':>9}{rest:>9.1f}")
+    print()
 
 
 def _table(rows) -> None:

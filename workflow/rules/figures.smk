@@ -129,6 +129,8 @@ for (_paper, _name), _s in SWEEPS.items():
                     meta=f"results/data/{_paper}/{_group}.json",
                 log:
                     f"results/logs/{_paper}_gather_{_group}.log",
+                benchmark:
+                    f"results/benchmarks/{_paper}_gather_{_group}.tsv"
                 localrule: True
                 conda:
                     "../../environment.yml"
@@ -156,6 +158,8 @@ for (_paper, _fig), _f in FIGURES.items():
             claims=claim_file(_paper, _fig),
         log:
             f"results/logs/{_paper}_check_{_fig}.log",
+        benchmark:
+            f"results/benchmarks/{_paper}_check_{_fig}.tsv"
         localrule: True
         conda:
             "../../environment.yml"
@@ -189,6 +193,8 @@ for (_paper, _fig), _f in FIGURES.items():
             caption=f"results/figures/{_paper}/{_fig}.rst",
         log:
             f"results/logs/{_paper}_{_fig}.log",
+        benchmark:
+            f"results/benchmarks/{_paper}_{_fig}.tsv"
         localrule: True
         conda:
             "../../environment.yml"
