@@ -125,6 +125,14 @@ def test_ci_config_is_schema_valid():
     assert res.returncode == 0, res.stderr[-3000:]
 
 
+@pytest.mark.parametrize("control", ["control=null", "control=none"])
+def test_negative_control_switch_is_accepted(control):
+    """`--config control=null` arrives as YAML null and selects the control; `none` is the
+    default.  (What the control does is tested end to end in test_end_to_end.py.)"""
+    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--config", control)
+    assert res.returncode == 0, res.stderr[-3000:]
+
+
 def _run_with_config(tmp_path, cfg: dict):
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -137,6 +145,7 @@ def _run_with_config(tmp_path, cfg: dict):
         ({"scael": "quick"}, "scael"),
         ({"scale": "huge"}, "huge"),
         ({"claims_strict": "maybe"}, "claims_strict"),
+        ({"control": "placebo"}, "placebo"),
         ({"maxmargin": {"fig1": {"stepz": 10}}}, "stepz"),
         ({"maxmargin": {"fig9": {"trials": "many"}}}, "trials"),
         ({"maxmargin": {"fig77": {}}}, "fig77"),
