@@ -183,29 +183,55 @@ def test_tiny_lm_run_is_deterministic_resumable_and_decays_attention(tmp_path):
         assert r < 0.6, (product, r)
 
 
+TINY_VIT = dict(
+    lam_other=0.1,
+    seed=0,
+    dataset="digits",
+    image_size=8,
+    patch_size=4,
+    hidden=16,
+    layers=2,
+    heads=2,
+    mlp=32,
+    batch_size=64,
+    epochs=2,
+    lr=1e-3,
+    betas=[0.9, 0.999],
+    eps=1e-8,
+    accelerator="cpu",
+)
+
+
 def test_tiny_vit_run_on_digits():
     torch.set_num_threads(1)
-    df, meta = lr.train_vit_wd(
-        lam_attn=1.0,
-        lam_other=0.1,
-        seed=0,
-        dataset="digits",
-        image_size=8,
-        patch_size=4,
-        hidden=16,
-        layers=2,
-        heads=2,
-        mlp=32,
-        batch_size=64,
-        epochs=2,
-        lr=1e-3,
-        betas=[0.9, 0.999],
-        eps=1e-8,
-        accelerator="cpu",
-    )["run"]
+    df, meta = lr.train_vit_wd(lam_attn=1.0, **TINY_VIT)["run"]
     assert len(df) == 2 * 2 * 2 and meta["n_test"] == 360 and 0.05 < meta["test_acc"] <= 1
     assert meta["model"]["tokens"] == 5 and df.test_acc.nunique() == 1
     assert (df.nuclear <= df.frob_bound * (1 + 1e-9)).all()
+    assert meta["control"] == "none" and meta["lam_attn_used"] == 1.0
+
+
+def test_control_null_trains_without_the_attention_decay():
+    """The negative control: the swept decay (λ_SA, λ_attn) is 0 in training, the label is kept,
+    the other decay is unchanged, and the run equals the λ = 0 run (same seed) bit for bit."""
+    torch.set_num_threads(1)
+    zero = lr.train_lm(lam_sa=0.0, lam_mlp=0.1, seed=0, **TINY_LM)["run"]
+    ctl = lr.train_lm(lam_sa=40.0, lam_mlp=0.1, seed=0, control="null", **TINY_LM)["run"]
+    assert ctl[1]["control"] == "null" and ctl[1]["lam_sa"] == 40.0
+    assert ctl[1]["lam_sa_used"] == 0.0 and ctl[1]["lam_mlp"] == 0.1
+    assert (ctl[0].lam_sa == 40.0).all()
+    pd.testing.assert_frame_equal(ctl[0].drop(columns="lam_sa"), zero[0].drop(columns="lam_sa"))
+    # λ_MLP still acts under the control: a different λ_MLP gives different weights
+    other = lr.train_lm(lam_sa=40.0, lam_mlp=5.0, seed=0, control="null", **TINY_LM)["run"][0]
+    assert not np.allclose(other.frob_bound, ctl[0].frob_bound)
+    with pytest.raises(ValueError, match="control"):
+        lr.train_lm(lam_sa=1.0, lam_mlp=0.1, seed=0, control="zero", **TINY_LM)
+    v0 = lr.train_vit_wd(lam_attn=0.0, **TINY_VIT)["run"]
+    vc = lr.train_vit_wd(lam_attn=10.0, control="null", **TINY_VIT)["run"]
+    assert vc[1]["lam_attn_used"] == 0.0 and vc[1]["control"] == "null"
+    pd.testing.assert_frame_equal(vc[0].drop(columns="lam_attn"), v0[0].drop(columns="lam_attn"))
+    with pytest.raises(ValueError, match="control"):
+        lr.train_vit_wd(lam_attn=1.0, control="nulll", **TINY_VIT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,7 +294,7 @@ def test_balance_control_rescales_minilm_and_adds_lm_proxies(tmp_path):
     # Fig 4 quick: the LM proxies read from the gathered Fig 3 table (every seed, chosen λ_SA)
     cells = {(0.0, 0.1): 3.0, (1.0, 0.1): 2.0, (3.0, 0.1): 1.0}
     lm = _lm_table(cells, {k: 10.0 for k in cells}, seeds=(0, 1))
-    save_data(lm, {"columns": {}}, tmp_path / "fig3_lm.csv", preset="quick")
+    save_data(lm, {"columns": {c: c for c in lm.columns}}, tmp_path / "fig3_lm.csv", preset="quick")
     d4, m4 = lr.compute_balance("minilm", lm=str(tmp_path / "fig3_lm.csv"), lm_lambdas=[0, 3])
     p = d4[d4.family == "lm"]
     assert m4["lm_lambdas"] == [0, 3] and sorted(p.lam.unique()) == [0.0, 3.0]
