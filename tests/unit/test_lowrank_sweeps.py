@@ -302,6 +302,10 @@ def test_balance_control_rescales_minilm_and_adds_lm_proxies(tmp_path):
     assert p.rel_imbalance.iloc[0] == pytest.approx(0.1 / 2.2)
     with pytest.raises(ValueError, match="no Fig 3 LM runs"):
         lr.compute_balance("minilm", lm=str(tmp_path / "fig3_lm.csv"), lm_lambdas=[0, 0.3])
+    # proxies trained without the control cannot enter a control figure (and the reverse)
+    with pytest.raises(ValueError, match="trained with control"):
+        lr.compute_balance("minilm", lm=str(tmp_path / "fig3_lm.csv"), lm_lambdas=[0, 3],
+                           control="null")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------

@@ -96,12 +96,21 @@ def unbalance(layers, c_max: float = UNBALANCE_MAX, seed: int = UNBALANCE_SEED) 
     return out
 
 
-def _proxy_frame(table: str, family: str, lam_col: str, lambdas, what: str) -> pd.DataFrame:
+def _proxy_frame(
+    table: str, family: str, lam_col: str, lambdas, what: str, control: str
+) -> pd.DataFrame:
     """Balance rows (:data:`BALANCE_COLUMNS`) of the proxy runs at ``lambdas`` (every seed, final
-    step) from a gathered plot-ready table of per-head rows (Fig 2 recall or Fig 3 LM)."""
+    step) from a gathered plot-ready table of per-head rows (Fig 2 recall or Fig 3 LM), which must
+    have been trained under the same ``control``."""
     from ...io import load_data
 
-    df = load_data(table)[0].rename(columns={lam_col: "lam"})
+    df, meta = load_data(table)
+    if (meta.get("control") or "none") != control:
+        raise ValueError(
+            f"{family} proxies: {table} was trained with control={meta.get('control')!r}, this "
+            f"figure is computed with control={control!r}"
+        )
+    df = df.rename(columns={lam_col: "lam"})
     if "step" in df:  # the recall tables log every 50 steps: keep each run's last
         df = final_rows(df)
     missing = sorted(set(map(float, lambdas or [])) - set(df.lam.astype(float)))
@@ -176,7 +185,7 @@ def compute_balance(
         layers = unbalance(layers)
     frames = [pd.DataFrame(balance_rows(layers, family, name))]
     if lm:
-        frames.append(_proxy_frame(lm, "lm", "lam_sa", lm_lambdas, "Fig 3 LM"))
+        frames.append(_proxy_frame(lm, "lm", "lam_sa", lm_lambdas, "Fig 3 LM", control))
     df = pd.concat(frames, ignore_index=True)
     meta = {
         "kind": "pretrained",
@@ -218,6 +227,8 @@ def compute_figB(
     df, meta = compute_balance(source, preset, control=control)
     frames = [df]
     if recall:
-        frames.append(_proxy_frame(recall, "recall", "lam", recall_lambdas, "Fig 2 recall"))
+        frames.append(
+            _proxy_frame(recall, "recall", "lam", recall_lambdas, "Fig 2 recall", control)
+        )
     meta = dict(meta, preset=preset, recall_lambdas=list(recall_lambdas or []))
     return pd.concat(frames, ignore_index=True), meta
