@@ -389,7 +389,7 @@ def _proxy_panel(ax, proxies, what):
 
 
 def _control_note(meta) -> str:
-    note = "negative control: pretrained heads rescaled out of balance; proxies trained at λ = 0"
+    note = "negative control: heads rescaled out of balance, proxies trained at λ = 0"
     return f"\n[{note}]" if meta.get("control") == "null" else ""
 
 
