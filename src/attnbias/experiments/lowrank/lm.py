@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .common import HEAD_COLUMNS, head_rows
+from .common import HEAD_COLUMNS, control_lambda, gathered_control, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
 
@@ -144,6 +144,7 @@ def train_lm(
     metrics_log=None,
     accelerator: str = "auto",
     progress: bool = False,
+    control: str = "none",
 ):
     """Train one GPT-2 LM with AdamW (λ_SA on attention, λ_MLP on MLP matrices) on token windows
     from the engine's online source, then record per-head rank/balance metrics of every layer and
@@ -151,7 +152,10 @@ def train_lm(
 
     Hub tokens (``corpus="hub"``) are read from ``token_dir``, or from the folder beside the
     marker ``tokens`` written by the download rule (results/downloads/lowrank/pile.csv ->
-    results/downloads/lowrank/pile/)."""
+    results/downloads/lowrank/pile/).
+
+    ``control="null"`` (``--config control=null``) trains with λ_SA = 0 whatever ``lam_sa`` says
+    (λ_MLP unchanged); ``lam_sa`` stays the run's label and the meta records ``lam_sa_used``."""
     import torch
 
     from ...data.text_lm import WindowSampler, eval_windows
@@ -159,6 +163,7 @@ def train_lm(
     from ...train import TrainConfig, fit, resolve_device
 
     t0 = time.perf_counter()
+    lam_sa_used = control_lambda(lam_sa, control)
     device = resolve_device(accelerator)
     if token_dir is None and tokens:
         token_dir = str(Path(tokens).with_suffix(""))
@@ -223,7 +228,7 @@ def train_lm(
         checkpoint=checkpoint,
         metrics_log=metrics_log,
         on_epoch_end=on_epoch_end,
-        param_groups=gpt2_param_groups(model, lam_sa, lam_mlp),
+        param_groups=gpt2_param_groups(model, lam_sa_used, lam_mlp),
         image_key=None,
         progress=progress,
         batch_fn=sampler,
@@ -242,6 +247,8 @@ def train_lm(
     d_head = n_embd // n_head
     meta = {
         "lam_sa": lam_sa,
+        "lam_sa_used": lam_sa_used,
+        "control": control,
         "lam_mlp": lam_mlp,
         "seed": seed,
         "val_loss": val_loss,
@@ -312,9 +319,11 @@ def gather_lm(
     layers_fig3: list[int],
     layers_figC: list[int],
     grid: dict | None = None,
+    control: str = "none",
 ):
     """Concatenate per-run LM tables (one per (λ_SA, λ_MLP, seed)) into one plot-ready table;
-    ``grid`` (Table 1: the λ_SA, λ_MLP and seed lists) is recorded for the completeness check."""
+    ``grid`` (Table 1: the λ_SA, λ_MLP and seed lists) is recorded for the completeness check and
+    ``control`` checked against the runs' (:func:`~.common.gathered_control`)."""
     from ...io import load_data
 
     frames, runs = [], []
@@ -337,6 +346,7 @@ def gather_lm(
             }
             # n-gram baselines (None for a run recorded before they were: its check fails)
             | {k: meta.get(k) for k in BASELINES}
+            | {k: meta.get(k) for k in ("lam_sa_used", "control")}
         )
     df = pd.concat(frames, ignore_index=True).sort_values(
         ["lam_mlp", "lam_sa", "seed", "product", "layer", "head"], kind="stable"
@@ -344,6 +354,7 @@ def gather_lm(
     first = load_data(parts[0])[1]
     meta = {
         "preset": preset,
+        "control": gathered_control(control, runs),
         # the corpus and tokenizer the runs read (hub ids or local directories)
         "sources": {k: first.get("settings", {}).get(k) for k in ("source", "tokenizer")},
         "layers_fig3": list(layers_fig3),

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .common import HEAD_COLUMNS, head_rows
+from .common import HEAD_COLUMNS, control_lambda, gathered_control, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
 
@@ -58,6 +58,7 @@ def train_recall(
     weights_path: str | None = None,
     checkpoint=None,
     metrics_log=None,
+    control: str = "none",
 ):
     """One associative-recall run with AdamW (decay λ on the attention matrices only), trained by
     the engine (:func:`attnbias.train.fit`) with the online recall stream as its data source.
@@ -68,6 +69,10 @@ def train_recall(
     and at the end); the final accuracy is measured on ``eval_samples`` fresh samples.  The engine
     ends an "epoch" every gcd(log_every, steps) updates, which is also the checkpoint interval, so a
     killed run resumes from ``checkpoint`` with the same result.
+
+    ``control="null"`` (the negative control of ``--config control=null``) trains with λ = 0 on
+    the attention matrices whatever ``lam`` says; ``lam`` stays the run's label (its column and
+    file name) and the meta records ``lam_used``.
     """
     import torch
     import torch.nn.functional as F
@@ -76,6 +81,7 @@ def train_recall(
     from ...models.recall import RecallTransformer
     from ...train import TrainConfig, fit
 
+    lam_used = control_lambda(lam, control)
     dev = _device(accelerator)
     task = RecallTask(n_pairs, n_keys, n_values)
     torch.manual_seed(seed)
@@ -142,7 +148,7 @@ def train_recall(
         checkpoint=checkpoint,
         metrics_log=metrics_log,
         on_epoch_end=on_epoch_end,
-        param_groups=model.param_groups(lam),
+        param_groups=model.param_groups(lam_used),
         image_key=None,
         progress=False,
         batch_fn=batch_fn,
@@ -169,6 +175,8 @@ def train_recall(
     log.info("λ=%g seed=%d accuracy %.4f", lam, seed, acc)
     meta = {
         "lam": lam,
+        "lam_used": lam_used,
+        "control": control,
         "seed": seed,
         "accuracy": acc,
         "device": str(dev),
@@ -216,21 +224,33 @@ def train_recall_job(checkpoint=None, metrics_log=None, accelerator: str = "cpu"
     }
 
 
-def gather_fig2(parts: list[str], lr: float, steps: int, solved_acc: float, preset: str):
-    """Concatenate the per-(λ, seed) recall runs into the plot-ready Fig 2 table."""
+def gather_fig2(
+    parts: list[str],
+    lr: float,
+    steps: int,
+    solved_acc: float,
+    preset: str,
+    control: str = "none",
+):
+    """Concatenate the per-(λ, seed) recall runs into the plot-ready Fig 2 table; ``control`` must
+    be the one every run was trained under (:func:`~.common.gathered_control`)."""
     from ...io import load_data
 
     frames, runs = [], []
     for path in parts:
         df, meta = load_data(path)
         frames.append(df)
-        runs.append({k: meta[k] for k in ("lam", "seed", "accuracy", "device", "wall_s")})
+        runs.append(
+            {k: meta[k] for k in ("lam", "seed", "accuracy", "device", "wall_s")}
+            | {k: meta.get(k) for k in ("lam_used", "control")}
+        )
     df = pd.concat(frames, ignore_index=True).sort_values(
         ["lam", "seed", "step", "product", "layer", "head"], kind="stable"
     )
     first = load_data(parts[0])[1]
     meta = {
         "preset": preset,
+        "control": gathered_control(control, runs),
         "lr": lr,
         "steps": steps,
         "solved_acc": solved_acc,

@@ -16,7 +16,7 @@ import time
 import pandas as pd
 
 from ...data.imagenet import HubImageBatches, load_image_dataset
-from .common import HEAD_COLUMNS, head_rows
+from .common import HEAD_COLUMNS, control_lambda, gathered_control, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
 
@@ -62,10 +62,13 @@ def train_vit_wd(
     metrics_log=None,
     accelerator: str = "auto",
     progress: bool = False,
+    control: str = "none",
 ):
     """Train one ViT with AdamW (λ_attn on attention matrices, λ_other on MLP/classifier matrices)
     and record per-head rank/balance metrics of every layer and the test accuracy.
-    Returns ``{"run": (df, meta)}``."""
+    Returns ``{"run": (df, meta)}``.  ``control="null"`` (``--config control=null``) trains with
+    λ_attn = 0 whatever ``lam_attn`` says (λ_other unchanged; ``lam_attn`` stays the label, the
+    meta records ``lam_attn_used``)."""
     import torch
     import torch.nn.functional as F
 
@@ -73,6 +76,7 @@ def train_vit_wd(
     from ...train import TrainConfig, fit, resolve_device
 
     t0 = time.perf_counter()
+    lam_attn_used = control_lambda(lam_attn, control)
     device = resolve_device(accelerator)
     data = load_image_dataset(dataset, source, data_seed, test_fraction)
     sched = dict(
@@ -121,7 +125,7 @@ def train_vit_wd(
             checkpoint=checkpoint,
             metrics_log=metrics_log,
             image_key=None,
-            param_groups=vit_param_groups(model, lam_attn, lam_other),
+            param_groups=vit_param_groups(model, lam_attn_used, lam_other),
             progress=progress,
         )
         model.eval()
@@ -174,7 +178,7 @@ def train_vit_wd(
             checkpoint=checkpoint,
             metrics_log=metrics_log,
             image_key=None,
-            param_groups=vit_param_groups(model, lam_attn, lam_other),
+            param_groups=vit_param_groups(model, lam_attn_used, lam_other),
             progress=progress,
             batch_fn=batches,
         )
@@ -201,6 +205,8 @@ def train_vit_wd(
     d_head = hidden // heads
     meta = {
         "lam_attn": lam_attn,
+        "lam_attn_used": lam_attn_used,
+        "control": control,
         "lam_other": lam_other,
         "seed": seed,
         "test_acc": acc,
@@ -247,8 +253,9 @@ def train_vit_wd(
     return {"run": (df, meta)}
 
 
-def gather_vit(parts: list[str], preset: str, solved_acc: float):
-    """Concatenate the per-(λ_attn, seed) ViT runs into the plot-ready table of Fig 3 (right)."""
+def gather_vit(parts: list[str], preset: str, solved_acc: float, control: str = "none"):
+    """Concatenate the per-(λ_attn, seed) ViT runs into the plot-ready table of Fig 3 (right);
+    ``control`` is checked against the runs' (:func:`~.common.gathered_control`)."""
     from ...io import load_data
 
     frames, runs = [], []
@@ -257,6 +264,7 @@ def gather_vit(parts: list[str], preset: str, solved_acc: float):
         frames.append(df)
         runs.append(
             {k: meta[k] for k in ("lam_attn", "lam_other", "seed", "test_acc", "device", "wall_s")}
+            | {k: meta.get(k) for k in ("lam_attn_used", "control")}
         )
     df = pd.concat(frames, ignore_index=True).sort_values(
         ["lam_attn", "seed", "product", "layer", "head"], kind="stable"
@@ -264,6 +272,7 @@ def gather_vit(parts: list[str], preset: str, solved_acc: float):
     first = load_data(parts[0])[1]
     meta = {
         "preset": preset,
+        "control": gathered_control(control, runs),
         "solved_acc": solved_acc,
         "runs": runs,
         "dataset": first["dataset"],
