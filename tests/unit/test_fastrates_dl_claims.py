@@ -196,6 +196,28 @@ def test_grid_edge_claim_only_for_tuned_optimizers(tmp_path):
     assert not edge[0].passed and edge[0].value == ["sngd"]
 
 
+def test_claims_on_control_shaped_runs(tmp_path):
+    """Under control=null SNGD and SPS are the SGD run (same grid value, same curve): every paper
+    claim fails, by a difference of exactly 0, and every sanity claim passes; on the normal
+    tables above they pass."""
+    cases = (("quick", "fig1"), ("paper", "fig4"), ("quick", "fig7"), ("paper", "fig7"))
+    for preset, figure in cases:
+        runs = [
+            _run(o, 0.03, _linear(1.1, 0.9), 0.62, 0.9, {"acc": 0.62, "loss": 0.9, "n": 300})
+            for o in ("sgd", "sngd", "sps")
+        ]
+        adam = {"acc": 0.68, "loss": 0.7, "n": 300}
+        runs.append(_run("adamw", 5e-5, _linear(1.1, 0.5), 0.68, 0.7, adam))
+        df, meta = _gather(tmp_path / f"{preset}{figure}", runs, preset=preset, figure=figure)
+        claims = check(figure, (df, meta))
+        paper = [c for c in claims if c.kind == "paper"]
+        assert paper and not any(c.passed for c in paper), (preset, figure, paper)
+        assert all(c.passed for c in claims if c.kind == "sanity"), (preset, figure, claims)
+        assert all(c.value == 0.0 for c in paper if not c.id.startswith(("loss_ratio", "adam")))
+    df, meta = _gather(tmp_path / "normal", _four())
+    assert all(c.passed for c in check("fig1", (df, meta)) if c.kind == "paper")
+
+
 def test_fig7_claims_per_preset(tmp_path):
     runs = []
     for opt, end in (("sgd", 2.0), ("sngd", 1.9), ("sps", 1.5), ("adamw", 0.2)):

@@ -128,10 +128,10 @@ def compute_fig6(
                 if k not in cols and k in traj:
                     cols[k] = traj[k][:, 0]
             runs.append((pd.DataFrame(cols), int(traj["stopped_at"][0])))
-        score = [mean_log_loss(d) for d, _ in runs]
+        score = [mean_log_loss(frame) for frame, _ in runs]
         best = int(np.nanargmin(np.where(np.isfinite(score), score, np.nan)))
-        for i, (d, _) in enumerate(runs):
-            frames.append(d.assign(selected=i == best).reindex(columns=list(FIG6_COLUMNS)))
+        for i, (frame, _) in enumerate(runs):
+            frames.append(frame.assign(selected=i == best).reindex(columns=list(FIG6_COLUMNS)))
         stopped[method] = runs[best][1]
         selection[method] = {
             "grid": values,
