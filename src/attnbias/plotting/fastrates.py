@@ -351,6 +351,13 @@ def _dl_figure(df, meta, title: str):
 
 
 def _dl_title(figure: str, meta: dict) -> str:
+    title = _dl_title_body(figure, meta)
+    if meta.get("control", "none") != "none":
+        title += " [negative control: SNGD and SPS run plain SGD at their grid values]"
+    return title
+
+
+def _dl_title_body(figure: str, meta: dict) -> str:
     if figure == "fig7":
         m = meta["model"]
         what = "CIFAR-10" if meta["dataset"] == "cifar10" else "digits"
@@ -362,9 +369,10 @@ def _dl_title(figure: str, meta: dict) -> str:
     task = {"fig1": "MNLI", "fig4": "CivilComments"}[figure]
     size = f", batch {meta['batch_size']}, max length {meta['max_length']}, {meta['steps']} steps"
     if meta["model"] == "minilm":
+        cut = f", first {meta['layers']} of 6 layers" if meta.get("layers", 6) != 6 else ""
         return (
             f"Fig {figure[3:]} (paper: BERT on {task}): fine-tuning the pretrained MiniLM-L6 "
-            f"({meta['parameters'] / 1e6:.1f} M parameters){size}"
+            f"({meta['parameters'] / 1e6:.1f} M parameters{cut}){size}"
         )
     return (
         f"Fig {figure[3:]}: fine-tuning {meta['model']} "
