@@ -269,3 +269,13 @@ def test_fig6_quick_claims_hold_and_runs_are_float64():
     assert df[(df.method == "ngd") & (df.t == 1000)].train_acc.iloc[0] == 1.0
     assert bag[(bag.method == "ngd") & (bag.t == 300)].train_acc.iloc[0] < 0.95
     assert not {c.id: c for c in check("fig6", (bag, bmeta))}["final_polyak"].passed
+
+
+def test_trained_sanity_claim_uses_the_majority_class_share(tmp_path):
+    df, meta = _gather(tmp_path, _four())  # best final test accuracy: AdamW's 0.68
+    for counts, value, passed in (([50, 30, 20], 0.18, True), ([70, 20, 10], -0.02, False)):
+        info = dict(meta, data_info={"class_counts": counts})
+        claims = {c.id: c for c in check("fig1", (df, info))}
+        assert claims["trained"].kind == "sanity" and claims["trained"].passed is passed
+        assert claims["trained"].value == pytest.approx(value)
+    assert "trained" not in {c.id for c in check("fig1", (df, meta))}  # no class counts recorded

@@ -92,6 +92,16 @@ def _dl_claims(figure: str, df: pd.DataFrame, meta: dict) -> list[Claim]:
             kind="sanity",
         )
     )
+    counts = (meta.get("data_info") or {}).get("class_counts")
+    if counts:  # the runs learned something: a comparison of untrained runs is noise
+        base = max(counts) / sum(counts)
+        best = max(final_test_acc(df, meta, o) for o in meta["optimizers"])
+        out.append(compare(
+            "trained",
+            f"best final test accuracy of the selected runs minus the majority-class share "
+            f"{base:.3f} (at least 2 points: the runs learned)", best - base, ">=", 0.02,
+            kind="sanity",
+        ))  # fmt: skip
     sgd = _lr_note(meta, "sgd")
     fast = [o for o in ("sngd", "sps") if o in meta["optimizers"]]
     if figure == "fig7":
