@@ -408,7 +408,8 @@ def _fig6(df, meta):
     head = (
         f"[proposal] Fig 6: Φ(X) = uᵀXᵀsoftmax(XWx₁) on {what} 0 vs 1 "
         f"({meta['n_train']} train / {meta['n_test']} test, T={meta['T']}, d={meta['d']}), "
-        f"joint (W, u) from 0, η grid {list(np.atleast_1d(meta['lr']))} (best per method "
+        f"joint (W, u) from 0, η grid {{{', '.join(f'{v:g}' for v in np.atleast_1d(meta['lr']))}}} "
+        "(best per method "
         "solid, others dashed), PS with L* = 0"
     )
     if meta.get("control", "none") != "none":
