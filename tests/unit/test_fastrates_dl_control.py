@@ -81,7 +81,7 @@ FIG6 = dict(
 
 
 def test_fig6_control_is_gd_and_its_paper_claims_fail():
-    df, meta = compute_fig6(**dict(FIG6, steps=300), control="null")
+    df, meta = compute_fig6(**FIG6, control="null")
     assert meta["control"] == "null" and set(meta["engine_methods"].values()) == {"gd"}
     gd, ngd = (df[df.method == m].reset_index(drop=True) for m in ("gd", "ngd"))
     pd.testing.assert_frame_equal(gd.drop(columns="method"), ngd.drop(columns="method"))
