@@ -196,6 +196,31 @@ def test_grid_edge_claim_only_for_tuned_optimizers(tmp_path):
     assert not edge[0].passed and edge[0].value == ["sngd"]
 
 
+def test_claims_on_control_shaped_runs(tmp_path):
+    """Under control=null SNGD and SPS are the SGD run (same grid value, same curve): every paper
+    claim fails, by a difference of exactly 0, and every sanity claim passes; on the normal
+    tables above they pass."""
+    cases = (("quick", "fig1"), ("paper", "fig4"), ("quick", "fig7"), ("paper", "fig7"))
+    for preset, figure in cases:
+        runs = [
+            _run(o, 0.03, _linear(1.1, 0.9), 0.62, 0.9, {"acc": 0.62, "loss": 0.9, "n": 300})
+            for o in ("sgd", "sngd", "sps")
+        ]
+        adam = {"acc": 0.63, "loss": 0.7, "n": 300}  # SGD is within 3 points of AdamW
+        runs.append(_run("adamw", 5e-5, _linear(1.1, 0.5), 0.63, 0.7, adam))
+        df, meta = _gather(tmp_path / f"{preset}{figure}", runs, preset=preset, figure=figure)
+        claims = check(figure, (df, meta))
+        paper = [c for c in claims if c.kind == "paper"]
+        assert paper and not any(c.passed for c in paper), (preset, figure, paper)
+        assert all(c.passed for c in claims if c.kind == "sanity"), (preset, figure, claims)
+        assert all(c.value == 0.0 for c in paper if not c.id.startswith(("loss_ratio", "adam")))
+        if (preset, figure) == ("paper", "fig4"):  # within 3 points of AdamW, but no gain on SGD
+            gaps = [c for c in paper if c.id.startswith("adam_gap")]
+            assert len(gaps) == 2 and all(c.value == pytest.approx(0.01) for c in gaps)
+    df, meta = _gather(tmp_path / "normal", _four())
+    assert all(c.passed for c in check("fig1", (df, meta)) if c.kind == "paper")
+
+
 def test_fig7_claims_per_preset(tmp_path):
     runs = []
     for opt, end in (("sgd", 2.0), ("sngd", 1.9), ("sps", 1.5), ("adamw", 0.2)):
@@ -247,3 +272,13 @@ def test_fig6_quick_claims_hold_and_runs_are_float64():
     assert df[(df.method == "ngd") & (df.t == 1000)].train_acc.iloc[0] == 1.0
     assert bag[(bag.method == "ngd") & (bag.t == 300)].train_acc.iloc[0] < 0.95
     assert not {c.id: c for c in check("fig6", (bag, bmeta))}["final_polyak"].passed
+
+
+def test_trained_sanity_claim_uses_the_majority_class_share(tmp_path):
+    df, meta = _gather(tmp_path, _four())  # best final test accuracy: AdamW's 0.68
+    for counts, value, passed in (([50, 30, 20], 0.18, True), ([70, 20, 10], -0.02, False)):
+        info = dict(meta, data_info={"class_counts": counts})
+        claims = {c.id: c for c in check("fig1", (df, info))}
+        assert claims["trained"].kind == "sanity" and claims["trained"].passed is passed
+        assert claims["trained"].value == pytest.approx(value)
+    assert "trained" not in {c.id for c in check("fig1", (df, meta))}  # no class counts recorded

@@ -97,6 +97,7 @@ for _fig, _func in (
                 code=[
                     "experiments/fastrates/__init__.py",
                     "experiments/fastrates/gather.py",
+                    "experiments/fastrates/runs.py",
                     "analysis/fastrates.py",
                     "io.py",
                 ],
@@ -140,6 +141,7 @@ rule fastrates_compute_fig6:
             for m in _FR_CODE
             + [
                 "experiments/fastrates/mnist.py",
+                "experiments/fastrates/runs.py",
                 "data/digits.py",
                 "data/text.py",
                 "data/hub.py",

@@ -68,9 +68,10 @@ def load_tokenizer(name: str):
         raise _model_error(name, exc) from exc
 
 
-def load_classifier(name: str, num_labels: int, seed: int = 0):
+def load_classifier(name: str, num_labels: int, seed: int = 0, layers: int | None = None):
     """A pretrained encoder with a new, seeded ``num_labels``-way classification head (SDPA
-    attention)."""
+    attention); ``layers`` (None: all) keeps only the encoder's first ``layers`` pretrained
+    layers."""
     from transformers import AutoModelForSequenceClassification
     from transformers.utils import logging as hf_logging
 
@@ -88,6 +89,12 @@ def load_classifier(name: str, num_labels: int, seed: int = 0):
         raise _model_error(name, exc) from exc
     finally:
         hf_logging.set_verbosity(verbosity)
+    if layers is not None:
+        n = model.config.num_hidden_layers
+        if not 0 < layers <= n:
+            raise ValueError(f"layers must be in 1..{n} for {name!r}, got {layers}")
+        model.base_model.encoder.layer = model.base_model.encoder.layer[:layers]
+        model.config.num_hidden_layers = layers
     return model
 
 

@@ -351,6 +351,13 @@ def _dl_figure(df, meta, title: str):
 
 
 def _dl_title(figure: str, meta: dict) -> str:
+    title = _dl_title_body(figure, meta)
+    if meta.get("control", "none") != "none":
+        title += " [negative control: SNGD and SPS run plain SGD at their grid values]"
+    return title
+
+
+def _dl_title_body(figure: str, meta: dict) -> str:
     if figure == "fig7":
         m = meta["model"]
         what = "CIFAR-10" if meta["dataset"] == "cifar10" else "digits"
@@ -362,9 +369,10 @@ def _dl_title(figure: str, meta: dict) -> str:
     task = {"fig1": "MNLI", "fig4": "CivilComments"}[figure]
     size = f", batch {meta['batch_size']}, max length {meta['max_length']}, {meta['steps']} steps"
     if meta["model"] == "minilm":
+        cut = f", first {meta['layers']} of 6 layers" if meta.get("layers", 6) != 6 else ""
         return (
             f"Fig {figure[3:]} (paper: BERT on {task}): fine-tuning the pretrained MiniLM-L6 "
-            f"({meta['parameters'] / 1e6:.1f} M parameters){size}"
+            f"({meta['parameters'] / 1e6:.1f} M parameters{cut}){size}"
         )
     return (
         f"Fig {figure[3:]}: fine-tuning {meta['model']} "
@@ -374,10 +382,16 @@ def _dl_title(figure: str, meta: dict) -> str:
 
 def _fig6(df, meta):
     fig, axes = new_figure(11.0, 2.9, ncols=4)
+    sel = df.selected.astype(bool) if "selected" in df else df.method.notna()
     for m in METHODS:
-        d = df[(df.method == m) & (df.t >= 1)].sort_values("t")
         c = METHOD_COLORS[m]
-        axes[0].plot(d.t, 10.0 ** np.maximum(d.log10_loss, CLIP), color=c, label=LABELS[m])
+        for _, o in df[(df.method == m) & ~sel & (df.t >= 1)].groupby("lr"):  # other step sizes
+            o = o.sort_values("t")
+            axes[0].plot(o.t, 10.0 ** np.maximum(o.log10_loss, CLIP), color=c, ls="--", lw=0.6,
+                         alpha=0.35)  # fmt: skip
+        d = df[(df.method == m) & sel & (df.t >= 1)].sort_values("t")
+        eta = f" η={d.lr.iloc[0]:g}" if m != "polyak" and len(d) else ""
+        axes[0].plot(d.t, 10.0 ** np.maximum(d.log10_loss, CLIP), color=c, label=LABELS[m] + eta)
         axes[1].plot(d.t, d.test_acc, color=c, label=f"{LABELS[m]} test")
         axes[1].plot(d.t, d.train_acc, color=c, ls=":", lw=0.9)
         w, u = d[d.norm_W > 0], d[d.norm_u > 0]  # log axis: W_t = 0 until u ≠ 0 moves it
@@ -394,8 +408,12 @@ def _fig6(df, meta):
     head = (
         f"[proposal] Fig 6: Φ(X) = uᵀXᵀsoftmax(XWx₁) on {what} 0 vs 1 "
         f"({meta['n_train']} train / {meta['n_test']} test, T={meta['T']}, d={meta['d']}), "
-        f"joint (W, u) from 0, η={meta['lr']:g}, PS with L* = 0"
+        f"joint (W, u) from 0, η grid {{{', '.join(f'{v:g}' for v in np.atleast_1d(meta['lr']))}}} "
+        "(best per method "
+        "solid, others dashed), PS with L* = 0"
     )
+    if meta.get("control", "none") != "none":
+        head += "\n[negative control: NGD and PS replaced by GD at their step sizes]"
     if meta.get("stand_in"):
         head += f"\n[stand-in: {meta['stand_in']}]"
     fig.suptitle(head, fontsize=8)

@@ -6,12 +6,22 @@ from __future__ import annotations
 
 from .runs import (
     DL_COLUMNS,
+    check_control,
     curves,
     drop_checkpoint,
     evaluate,
     optimizer_config,
     run_meta,
 )
+
+
+def by_length(data: dict) -> dict:
+    """An evaluation set reordered by text length, so that its batches, trimmed to their longest
+    text, carry little padding (the mean loss and accuracy do not depend on the order)."""
+    import torch
+
+    order = torch.argsort(data["attention_mask"].sum(dim=1), stable=True)
+    return {k: v[order] for k, v in data.items()}
 
 
 def train_text(
@@ -42,14 +52,21 @@ def train_text(
     checkpoint=None,
     metrics_log=None,
     accelerator: str = "auto",
+    layers: int | None = None,
+    control: str = "none",
 ) -> dict:
     """Fine-tune a pretrained BERT-architecture classifier (Figs 1, 4) with one optimiser and one
     grid value; train metrics every ``log_every`` steps, test metrics every ``eval_every`` steps,
     validation metrics at ``select_at`` (None: the last step) and at the end.  A killed run resumes
     from ``checkpoint``, which is deleted once the run has finished.
 
+    ``layers`` (None: all) keeps the pretrained encoder's first ``layers`` layers, a cheaper
+    model that is still pretrained.  ``control="null"``: the negative control
+    (:func:`.runs.optimizer_config`).
+
     Returns {"csv": (curves, meta)}.
     """
+    check_control(control)
     import torch
 
     from ... import train
@@ -67,10 +84,14 @@ def train_text(
     )
     tok = load_tokenizer(model)
     train_data = encode(tok, splits.train, max_length)
-    val = encode(tok, splits.val, max_length)
-    test = {k: v.to(device) for k, v in encode(tok, splits.test, max_length).items()}
-    final = encode(tok, splits.final_test, max_length) if splits.final_test is not None else None
-    net = load_classifier(model, splits.num_labels, seed)
+    val = by_length(encode(tok, splits.val, max_length))
+    test = {k: v.to(device) for k, v in by_length(encode(tok, splits.test, max_length)).items()}
+    final = (
+        by_length(encode(tok, splits.final_test, max_length))
+        if splits.final_test is not None
+        else None
+    )
+    net = load_classifier(model, splits.num_labels, seed, layers)
 
     def logits_fn(m, batch):
         return forward_logits(m, batch, trim)
@@ -85,7 +106,7 @@ def train_text(
             net, train_data, loss_fn, batch_size, lr, probe_steps, seed, device
         )
 
-    setup = optimizer_config(optimizer, lr, opt_settings, probe)
+    setup = optimizer_config(optimizer, lr, opt_settings, probe, control)
 
     def on_epoch_end(m, epoch):
         step = epoch * log_every
@@ -110,7 +131,7 @@ def train_text(
     )  # fmt: skip
     drop_checkpoint(checkpoint)
     df = curves(history, optimizer, lr, log_every, image=False)
-    meta = run_meta(optimizer, lr, setup, history, select_at)
+    meta = run_meta(optimizer, lr, setup, history, select_at, control)
     last = history[-1]
     final_test = None
     if final is not None:
@@ -128,6 +149,7 @@ def train_text(
             "sizes": splits.sizes(),
             "data_info": splits.info,
             "model": model,
+            "layers": net.config.num_hidden_layers,
             "parameters": count_parameters(net),
             "max_length": max_length,
             "batch_size": batch_size,
@@ -141,5 +163,3 @@ def train_text(
         }
     )
     return {"csv": (df, meta)}
-
-

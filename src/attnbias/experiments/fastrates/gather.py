@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...analysis.fastrates import DL_OPTIMIZERS
 from ...io import load_data
+from .runs import check_control
 
 GATHER_COLUMNS = {
     "selected": (
@@ -20,7 +21,7 @@ GATHER_COLUMNS = {
 COMMON_KEYS = (
     "dataset", "stand_in", "label_names", "sizes", "data_info", "model", "parameters",
     "max_length", "batch_size", "steps", "log_every", "eval_every", "epochs", "steps_per_epoch",
-    "augment", "x_unit", "device", "select_at",
+    "augment", "x_unit", "device", "select_at", "layers",
 )  # fmt: skip
 
 
@@ -52,11 +53,18 @@ def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
     return out
 
 
-def gather_dl(figure: str, parts: list[str], preset: str) -> tuple[pd.DataFrame, dict]:
+def gather_dl(
+    figure: str, parts: list[str], preset: str, control: str = "none"
+) -> tuple[pd.DataFrame, dict]:
     """The plot-ready table of Figs 1, 4 and 7: every run's curves, flagged ``selected`` for the
     grid value chosen per optimiser on the validation split; the meta records the grids, the
-    validation losses, the chosen values, and each selected run's settings."""
+    validation losses, the chosen values, each selected run's settings and the ``control`` (every
+    run must have been trained under it)."""
+    check_control(control)
     runs = [load_data(p) for p in parts]
+    found = sorted({str(m.get("control", "none")) for _, m in runs})
+    if found != [control]:
+        raise ValueError(f"gather with control={control!r} got runs trained with {found}")
     sel = select_runs(runs)
     frames, per_run = [], {}
     for df, meta in runs:
@@ -81,6 +89,7 @@ def gather_dl(figure: str, parts: list[str], preset: str) -> tuple[pd.DataFrame,
         {
             "figure": figure,
             "preset": preset,
+            "control": control,
             "selection": sel,
             "runs": per_run,
             "optimizers": [o for o in DL_OPTIMIZERS if o in sel],

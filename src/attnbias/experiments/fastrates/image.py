@@ -9,6 +9,7 @@ import numpy as np
 from .runs import (
     DL_COLUMNS,
     IMAGE_COLUMNS,
+    check_control,
     curves,
     drop_checkpoint,
     evaluate,
@@ -70,10 +71,13 @@ def train_image(
     checkpoint=None,
     metrics_log=None,
     accelerator: str = "auto",
+    control: str = "none",
 ) -> dict:
     """Train a randomly initialised ViT (:func:`attnbias.models.vit.build_vit`) from scratch with
     one optimiser and one grid value (the proposal Fig 7); per epoch: train, test and (at
-    ``select_at`` and the end) validation metrics.  Returns {"csv": (curves, meta)}."""
+    ``select_at`` and the end) validation metrics; ``control="null"``: the negative control
+    (:func:`.runs.optimizer_config`).  Returns {"csv": (curves, meta)}."""
+    check_control(control)
     import torch
 
     from ... import train as engine
@@ -113,7 +117,7 @@ def train_image(
             augment_pad, augment_flip,
         )  # fmt: skip
 
-    setup = optimizer_config(optimizer, lr, opt_settings, probe)
+    setup = optimizer_config(optimizer, lr, opt_settings, probe, control)
 
     def on_epoch_end(m, epoch):
         row = {}
@@ -133,7 +137,7 @@ def train_image(
     )  # fmt: skip
     drop_checkpoint(checkpoint)
     df = curves(history, optimizer, lr, steps_per_epoch, image=True)
-    meta = run_meta(optimizer, lr, setup, history, select_at)
+    meta = run_meta(optimizer, lr, setup, history, select_at, control)
     meta.update(
         {
             "figure": figure,
@@ -156,5 +160,3 @@ def train_image(
         }
     )
     return {"csv": (df, meta)}
-
-

@@ -16,13 +16,14 @@ from ...models.attention import softmax
 from ...models.selfattn import joint_grad_fn
 from ...models.selfattn import logits as attn_logits
 from ...optim.fullbatch import run
+from .runs import check_control
 from .synthetic import LN10, record_grid
 
 FIG6_COLUMNS = {
     "method": (
         "update rule: gd, ngd (normalised by the joint norm of (W, u)) or polyak (PS with L* = 0)"
     ),
-    "lr": "step size η (the Polyak multiplier for polyak)",
+    "lr": "step size η of the run (the Polyak multiplier for polyak)",
     "t": "iteration (number of full-batch updates done)",
     "loss": "training loss L(W_t, u_t) (logistic)",
     "log10_loss": "log10 L(W_t, u_t), evaluated in log space (no underflow)",
@@ -31,14 +32,21 @@ FIG6_COLUMNS = {
     "norm_W": "‖W_t‖_F",
     "norm_u": "‖u_t‖₂",
     "max_attn": "mean over training sequences of max_τ s_τ (1 = the query attends to one token)",
+    "selected": "true for the step size chosen for this method (lowest mean log10 train loss)",
 }
+
+
+def mean_log_loss(d: pd.DataFrame) -> float:
+    """Mean of log10 L over the run: the trapezoid area under log10 L(t), divided by T."""
+    t, y = d.t.to_numpy(float), d.log10_loss.to_numpy(float)
+    return float(np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(t)) / (t[-1] - t[0]))
 
 
 def compute_fig6(
     dataset: str,
     patch: int,
     embed_dim: int,
-    lr: float,
+    lr: float | list[float],
     steps: int,
     pos_scale: float = 0.0,
     polyak_lr: float = 1.0,
@@ -48,6 +56,7 @@ def compute_fig6(
     data_seed: int = 0,
     test_fraction: float = 0.2,
     source: str | None = None,
+    control: str = "none",
 ) -> tuple[pd.DataFrame, dict]:
     """Fig 6 (proposal): the paper's model Φ(X) = uᵀXᵀsoftmax(XWx₁) on patch tokens of the digits
     0 and 1, W and u trained jointly from 0 by full-batch GD, NGD (joint norm) and PS (L* = 0),
@@ -59,7 +68,15 @@ def compute_fig6(
     cannot separate 0s from 1s drawn with 2×2 patches, so the loss does not approach the L* = 0 that
     the Polyak step assumes.  ``polyak_cap`` caps the Polyak step size (its first steps from
     (W, u) = 0, where the gradient is small, are otherwise huge).
+
+    ``lr`` is one step size or a grid, shared by GD and NGD; each of the two runs every value and
+    uses the one with the lowest mean log10 training loss (:func:`mean_log_loss`, column
+    ``selected``), so that neither is compared at a step size that suits only the other.
+
+    ``control="null"`` (the negative control) removes the adaptive step sizes: the NGD and Polyak
+    rows are plain GD at their own step size values (``lr``, ``polyak_lr``), labels kept.
     """
+    check_control(control)
     x_tr, y_tr, x_te, y_te, stand_in = digit01_images(dataset, source, data_seed, test_fraction)
     rng = np.random.default_rng(proj_seed)
     E = rng.standard_normal((patch * patch, embed_dim)) / patch  # N(0, 1/patch²)
@@ -88,27 +105,40 @@ def compute_fig6(
         }
 
     grad_fn = joint_grad_fn(X, y)
-    frames, stopped = [], {}
+    grid = sorted(float(v) for v in np.atleast_1d(lr))
+    frames, stopped, selection = [], {}, {}
     for method in METHODS:
-        m_lr = polyak_lr if method == "polyak" else lr
-        traj = run(
-            grad_fn,
-            params0,
-            steps,
-            method=method,
-            lr=m_lr,
-            normalize="joint",
-            record_at=record_grid(steps, per_decade),
-            observe=observe,
-            loss_star=0.0,
-            polyak_cap=polyak_cap,
-        )
-        cols = {"method": method, "lr": m_lr, "t": traj["t"], "loss": traj["loss"][:, 0]}
-        for k in FIG6_COLUMNS:
-            if k not in cols and k in traj:
-                cols[k] = traj[k][:, 0]
-        frames.append(pd.DataFrame(cols).reindex(columns=list(FIG6_COLUMNS)))
-        stopped[method] = int(traj["stopped_at"][0])
+        values = [float(polyak_lr)] if method == "polyak" else grid
+        runs = []
+        for m_lr in values:
+            traj = run(
+                grad_fn,
+                params0,
+                steps,
+                method="gd" if control == "null" else method,
+                lr=m_lr,
+                normalize="joint",
+                record_at=record_grid(steps, per_decade),
+                observe=observe,
+                loss_star=0.0,
+                polyak_cap=polyak_cap,
+            )
+            cols = {"method": method, "lr": m_lr, "t": traj["t"], "loss": traj["loss"][:, 0]}
+            for k in FIG6_COLUMNS:
+                if k not in cols and k in traj:
+                    cols[k] = traj[k][:, 0]
+            runs.append((pd.DataFrame(cols), int(traj["stopped_at"][0])))
+        score = [mean_log_loss(frame) for frame, _ in runs]
+        best = int(np.nanargmin(np.where(np.isfinite(score), score, np.nan)))
+        for i, (frame, _) in enumerate(runs):
+            frames.append(frame.assign(selected=i == best).reindex(columns=list(FIG6_COLUMNS)))
+        stopped[method] = runs[best][1]
+        selection[method] = {
+            "grid": values,
+            "mean_log10_loss": score,
+            "chosen": values[best],
+            "at_edge": bool(len(values) > 1 and best in (0, len(values) - 1)),
+        }
     meta = {
         "dataset": dataset,
         "stand_in": stand_in,
@@ -131,14 +161,21 @@ def compute_fig6(
         ),
         "polyak_cap": polyak_cap,
         "labels": "+1 = digit 1, −1 = digit 0",
-        "lr": lr,
+        "lr": grid,
         "polyak_lr": polyak_lr,
+        "selection": selection,
+        "selection_rule": (
+            "GD and NGD each at the step size of the grid with the lowest mean log10 training "
+            "loss over the run (the same rule for both; PS has one multiplier)"
+        ),
         "steps": steps,
         "normalize": "joint",
         "loss_star": 0.0,
         "W0": "0",
         "u0": "0",
         "stopped_at": stopped,
+        "control": control,
+        "engine_methods": {m: "gd" if control == "null" else m for m in METHODS},
         "columns": dict(FIG6_COLUMNS),
     }
     return pd.concat(frames, ignore_index=True), meta

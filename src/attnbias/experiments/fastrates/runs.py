@@ -71,8 +71,22 @@ class OptimizerSetup:
         }
 
 
+CONTROLS = ("none", "null")
+
+
+def check_control(control: str) -> str:
+    """``control`` validated: "none" (the paper's optimisers) or "null" (the negative control)."""
+    if control not in CONTROLS:
+        raise ValueError(f"unknown control {control!r}; expected one of {CONTROLS}")
+    return control
+
+
 def optimizer_config(
-    optimizer: str, lr: float, opt_settings: dict, probe: Callable[[], list[float]] | None = None
+    optimizer: str,
+    lr: float,
+    opt_settings: dict,
+    probe: Callable[[], list[float]] | None = None,
+    control: str = "none",
 ) -> OptimizerSetup:
     """The engine settings of one run of ``optimizer`` at grid value ``lr`` with the figure's
     ``opt_settings`` (config keys: ``momentum`` for SGD; ``match_sgd``, ``eps`` for SNGD; ``c``
@@ -80,8 +94,18 @@ def optimizer_config(
 
     SNGD with ``match_sgd``: η = lr × the median of ``probe()``, the gradient norms of a short SGD
     run with learning rate lr (:func:`attnbias.train.sgd_probe_norms`), so SNGD's steps have the
-    length SGD's typically have (spec §1.6); ``probe`` is called only then."""
+    length SGD's typically have (spec §1.6); ``probe`` is called only then.
+
+    ``control="null"`` (the negative control) removes the paper's mechanism, the adaptive step
+    size: the SNGD and SPS slots run plain SGD with learning rate ``lr``, their own grid value (an
+    SGD learning rate under ``match_sgd``, else η or γ_b taken as one), and the slot's
+    ``momentum`` key (default 0, SGD's setting in every preset); SGD and AdamW are unchanged."""
     s = dict(opt_settings)
+    if check_control(control) == "null" and optimizer in ("sngd", "sps"):
+        return OptimizerSetup(
+            "sgd", lr, momentum=float(s.get("momentum", 0.0)),
+            info={"control": f"null: plain SGD at the {optimizer} grid value"},
+        )  # fmt: skip
     if optimizer == "sgd":
         return OptimizerSetup("sgd", lr, momentum=float(s.get("momentum", 0.0)))
     if optimizer == "sngd":
@@ -153,13 +177,20 @@ def curves(
 
 
 def run_meta(
-    optimizer: str, lr: float, setup: OptimizerSetup, history: list[dict], select_at: int
+    optimizer: str,
+    lr: float,
+    setup: OptimizerSetup,
+    history: list[dict],
+    select_at: int,
+    control: str = "none",
 ) -> dict:
     """The metadata every run records: optimiser, grid value, the engine settings it ran with,
-    the step-size matching, and the validation metrics at the selection row (``_select``)."""
+    the step-size matching, the control, and the validation metrics at the selection row
+    (``_select``)."""
     sel = [r for r in history if r.get("_select")]
     return {
         "optimizer": optimizer,
+        "control": control,
         "grid_value": lr,
         "engine_optimizer": setup.name,
         "effective_lr": setup.lr,
