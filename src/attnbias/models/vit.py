@@ -98,3 +98,37 @@ def cls_attention(model, pixel_values: torch.Tensor,
             rows.append(row / row.sum(dim=-1, keepdim=True))
             logits.append(out.logits.float())
     return torch.cat(rows), torch.cat(logits)
+
+
+def qk_parameters(model, last_only: bool = False) -> list[torch.nn.Parameter]:
+    """The query and key projections (weights and biases) of every attention layer, or of the last
+    one only."""
+    layers = attention_layers(model)
+    return [p for att in (layers[-1:] if last_only else layers)
+            for lin in (att.q_proj, att.k_proj) for p in lin.parameters()]
+
+
+def freeze_qk(model) -> int:
+    """Freeze W_q, W_k (and their biases) of every attention layer at their current values; returns
+    the number of frozen scalars."""
+    frozen = qk_parameters(model)
+    for p in frozen:
+        p.requires_grad_(False)
+    return sum(p.numel() for p in frozen)
+
+
+@contextlib.contextmanager
+def last_qk_replaced(model, values: list[torch.Tensor]):
+    """Temporarily set the last layer's W_q, W_k and biases (order of :func:`qk_parameters` with
+    ``last_only``) to ``values``; everything else is untouched."""
+    params = qk_parameters(model, last_only=True)
+    saved = [p.detach().clone() for p in params]
+    with torch.no_grad():
+        for p, v in zip(params, values, strict=True):
+            p.copy_(v)
+    try:
+        yield model
+    finally:
+        with torch.no_grad():
+            for p, v in zip(params, saved, strict=True):
+                p.copy_(v)

@@ -12,6 +12,10 @@ VIT_FIG7_COLUMNS = {
         "soft-sparsity ζ = 1/Σ s² of the renormalised, head-averaged last-layer [CLS] attention "
         "over patches, mean over the probe set"
     ),
+    "zeta_qk0": (
+        "ζ as in `zeta`, with the last layer's W_q, W_k (and biases) put back to their values at "
+        "initialisation, everything else (the token representations) as trained at that epoch"
+    ),
     "wnorm": "‖W_qᵀ W_k‖_F of the last attention layer",
     "train_loss": "mean training cross-entropy over the epoch (NaN at epoch 0)",
     "train_acc": "mean training-batch accuracy over the epoch (NaN at epoch 0)",
@@ -63,17 +67,30 @@ def train_vit(
     checkpoint=None,
     metrics_log=None,
     accelerator: str = "auto",
+    control: str = "none",
 ):
     """Train a ViT (weight decay 0) and record, every epoch, ζ of the last-layer [CLS] attention
     over a fixed probe set and ‖W_qᵀW_k‖_F; store the attention maps of fixed images at
     ``map_epochs``.
 
+    ``control="null"`` is the negative control: W_q, W_k and their biases of every layer stay at
+    their initialisation (excluded from the optimiser), everything else trains as usual.
+
     Returns {"fig6": (maps DataFrame, meta), "fig7": (curves DataFrame, meta)}.
     """
+    if control not in ("none", "null"):
+        raise ValueError(f"unknown control {control!r} (none | null)")
     import torch
 
     from ...metrics import soft_sparsity
-    from ...models.vit import build_vit, cls_attention, combined_qk_norm
+    from ...models.vit import (
+        build_vit,
+        cls_attention,
+        combined_qk_norm,
+        freeze_qk,
+        last_qk_replaced,
+        qk_parameters,
+    )
     from ...train import TrainConfig, fit, resolve_device
 
     device = resolve_device(accelerator)
@@ -90,6 +107,10 @@ def train_vit(
         int(splits.y_train.max()) + 1,
         seed,
     )
+    qk0 = [p.detach().clone().to(device) for p in qk_parameters(model, last_only=True)]
+    frozen = freeze_qk(model) if control == "null" else 0
+    if control == "null" and checkpoint is not None:  # never resume from a run of the other arm
+        checkpoint = f"{checkpoint}.control-null"
     x_train = splits.normalise(splits.x_train)
     probe_n = len(splits.x_test) if probe_size <= 0 else min(probe_size, len(splits.x_test))
     probe_x = splits.normalise(splits.x_test[:probe_n]).to(device)
@@ -108,8 +129,11 @@ def train_vit(
 
     def on_epoch_end(m, epoch):
         att, logits = cls_attention(m, probe_x)
+        with last_qk_replaced(m, qk0):
+            att0 = cls_attention(m, probe_x)[0]
         row = {
             "zeta": float(soft_sparsity(att.double().cpu().numpy()).mean()),
+            "zeta_qk0": float(soft_sparsity(att0.double().cpu().numpy()).mean()),
             "wnorm": combined_qk_norm(m),
             "probe_acc": float((logits.argmax(-1) == probe_y).float().mean()),
         }
@@ -143,6 +167,7 @@ def train_vit(
         checkpoint=checkpoint,
         metrics_log=metrics_log,
         on_epoch_end=on_epoch_end,
+        param_groups=[p for p in model.parameters() if p.requires_grad],
     )
     curves = pd.DataFrame(history).reindex(columns=list(VIT_FIG7_COLUMNS))
     maps = {r["epoch"]: np.asarray(r["map"]) for r in history if "map" in r}
@@ -185,6 +210,8 @@ def train_vit(
         "epochs": epochs,
         "probe_size": probe_n,
         "tokens": grid * grid + 1,
+        "control": control,
+        "frozen_qk_scalars": frozen,
     }
     return {
         "fig6": (
