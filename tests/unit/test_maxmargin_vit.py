@@ -29,6 +29,7 @@ TINY = dict(
     map_epochs=[0, 2],
     map_classes=[0, 1],
     seed=0,
+    zeta_snapshots=3,
 )
 
 
@@ -55,7 +56,7 @@ def test_control_keeps_wq_wk_at_init_and_trains_the_rest(runs):
     on, off = runs["null"], runs["none"]
     curves, meta = on["fig7"]
     assert meta["control"] == "null" and on["fig6"][1]["control"] == "null"
-    assert meta["frozen_qk_scalars"] == 2 * 2 * (16 * 16 + 16)
+    assert meta["frozen_qk_scalars"] == 2 * 2 * (16 * 16 + 16) and meta["zeta_snapshots"] == 3
     # ‖W_qᵀW_k‖ bit-identical at every epoch; ζ with the initial W_q, W_k is ζ itself
     assert np.ptp(curves.wnorm.to_numpy()) == 0.0
     np.testing.assert_array_equal(curves.zeta.to_numpy(), curves.zeta_qk0.to_numpy())
@@ -65,6 +66,15 @@ def test_control_keeps_wq_wk_at_init_and_trains_the_rest(runs):
     assert d_meta["control"] == "none" and d_meta["frozen_qk_scalars"] == 0
     assert np.ptp(d_curves.wnorm.to_numpy()) > 1e-3
     assert not np.array_equal(d_curves.zeta.to_numpy()[1:], d_curves.zeta_qk0.to_numpy()[1:])
+
+
+def test_zeta_is_the_mean_over_the_epochs_snapshots(runs):
+    """With one snapshot ζ is the end-of-epoch value; with three it differs (two are taken
+    mid-epoch), while the end-of-epoch quantities (‖W‖, accuracy) are the same run's."""
+    one = train_vit(**{**TINY, "zeta_snapshots": 1, "epochs": 1})["fig7"][0]
+    three = runs["none"]["fig7"][0]
+    assert one.zeta.iloc[0] == three.zeta.iloc[0]  # epoch 0: the untrained model, one value
+    assert one.wnorm.iloc[1] == three.wnorm.iloc[1] and one.zeta.iloc[1] != three.zeta.iloc[1]
 
 
 def test_unknown_control_is_refused():

@@ -10,7 +10,8 @@ VIT_FIG7_COLUMNS = {
     "epoch": "epoch (0 = at initialisation)",
     "zeta": (
         "soft-sparsity ζ = 1/Σ s² of the renormalised, head-averaged last-layer [CLS] attention "
-        "over patches, mean over the probe set"
+        "over patches, mean over the probe set and over the epoch's weight snapshots "
+        "(meta zeta_snapshots)"
     ),
     "zeta_qk0": (
         "ζ as in `zeta`, with the last layer's W_q, W_k (and biases) put back to their values at "
@@ -68,10 +69,15 @@ def train_vit(
     metrics_log=None,
     accelerator: str = "auto",
     control: str = "none",
+    zeta_snapshots: int = 1,
 ):
     """Train a ViT (weight decay 0) and record, every epoch, ζ of the last-layer [CLS] attention
     over a fixed probe set and ‖W_qᵀW_k‖_F; store the attention maps of fixed images at
     ``map_epochs``.
+
+    ``zeta_snapshots``: ζ (and ζ₀) of an epoch is the mean over this many evenly spaced snapshots
+    of the weights within the epoch (the last at its end), which averages out the step-to-step
+    jitter of a constant-lr run; 1 = the end of the epoch only.
 
     ``control="null"`` is the negative control: W_q, W_k and their biases of every layer stay at
     their initialisation (excluded from the optimiser), everything else trains as usual.
@@ -127,18 +133,39 @@ def train_vit(
     )
     wanted = set(map_epochs)
 
-    def on_epoch_end(m, epoch):
+    def zetas(m):
+        """(ζ, ζ₀, logits) of the probe set at the current weights."""
         att, logits = cls_attention(m, probe_x)
         with last_qk_replaced(m, qk0):
             att0 = cls_attention(m, probe_x)[0]
+        z = [float(soft_sparsity(a.double().cpu().numpy()).mean()) for a in (att, att0)]
+        return z[0], z[1], logits
+
+    n_train = len(splits.x_train)
+    steps = max(1, n_train // batch_size)
+    # updates after which a within-epoch snapshot is taken (the epoch's end is the last one)
+    marks = {round(steps * j / zeta_snapshots) for j in range(1, zeta_snapshots)} - {0, steps}
+    within: list[tuple[float, float]] = []
+
+    def after_backward(m, step):
+        if step % steps in marks:  # called before update `step`: `step % steps` updates done
+            was = m.training
+            m.eval()
+            within.append(zetas(m)[:2])
+            m.train(was)
+
+    def on_epoch_end(m, epoch):
+        z, z0, logits = zetas(m)
+        snaps = [(z, z0)] if epoch == 0 else [*within, (z, z0)]
+        within.clear()
         row = {
-            "zeta": float(soft_sparsity(att.double().cpu().numpy()).mean()),
-            "zeta_qk0": float(soft_sparsity(att0.double().cpu().numpy()).mean()),
+            "zeta": float(np.mean([s[0] for s in snaps])),
+            "zeta_qk0": float(np.mean([s[1] for s in snaps])),
             "wnorm": combined_qk_norm(m),
             "probe_acc": float((logits.argmax(-1) == probe_y).float().mean()),
         }
         if epoch in wanted:  # kept in the (checkpointed) history, so a resumed run still has it
-            row["map"] = cls_attention(m, map_x)[0].cpu().tolist()
+            row["map"] = cls_attention(m, map_x)[0].cpu().tolist()  # end of the epoch
         return row
 
     def loss_fn(m, batch):
@@ -168,6 +195,7 @@ def train_vit(
         metrics_log=metrics_log,
         on_epoch_end=on_epoch_end,
         param_groups=[p for p in model.parameters() if p.requires_grad],
+        after_backward=after_backward if marks else None,
     )
     curves = pd.DataFrame(history).reindex(columns=list(VIT_FIG7_COLUMNS))
     maps = {r["epoch"]: np.asarray(r["map"]) for r in history if "map" in r}
@@ -209,6 +237,7 @@ def train_vit(
         },
         "epochs": epochs,
         "probe_size": probe_n,
+        "zeta_snapshots": zeta_snapshots,
         "tokens": grid * grid + 1,
         "control": control,
         "frozen_qk_scalars": frozen,
