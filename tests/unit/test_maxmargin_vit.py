@@ -8,7 +8,13 @@ import torch
 
 from attnbias.claims import maxmargin as checks
 from attnbias.experiments.maxmargin import train_vit
-from attnbias.models.vit import build_vit, freeze_qk, qk_parameters
+from attnbias.models.vit import (
+    build_vit,
+    cls_attention,
+    cls_attention_pair,
+    freeze_qk,
+    qk_parameters,
+)
 
 TINY = dict(
     dataset="digits",
@@ -44,6 +50,31 @@ def test_freeze_qk_freezes_exactly_the_query_and_key_projections():
         for w in ("weight", "bias")
     }
     assert n == 2 * 2 * (16 * 16 + 16) and len(qk_parameters(model, last_only=True)) == 4
+
+
+def test_one_pass_attention_matches_the_library_and_swaps_only_the_last_qk():
+    """ζ, ζ₀ come from the last layer's input in one pass: the live map equals the library's
+    eager attention probabilities; with the initial W_q, W_k it is the map of a model whose last
+    layer's W_q, W_k were put back (everything else trained)."""
+    torch.manual_seed(1)
+    trained = build_vit(16, 2, 1, 16, 2, 2, 16, 10, 0)
+    with torch.no_grad():  # "training": scale every weight, so the map is far from uniform
+        for p in trained.parameters():
+            p.mul_(3.0)
+    x = torch.randn(12, 1, 16, 16)
+    init = [p.detach().clone() for p in qk_parameters(build_vit(16, 2, 1, 16, 2, 2, 16, 10, 0),
+                                                       last_only=True)]
+    att, att0, logits = cls_attention_pair(trained.eval(), x, init)
+    ref, ref_logits = cls_attention(trained, x)
+    torch.testing.assert_close(att, ref, atol=1e-6, rtol=0)
+    torch.testing.assert_close(logits, ref_logits, atol=1e-5, rtol=1e-5)
+    with torch.no_grad():
+        for p, v in zip(qk_parameters(trained, last_only=True), init, strict=True):
+            p.copy_(v)
+    torch.testing.assert_close(att0, cls_attention(trained, x)[0], atol=1e-6, rtol=0)
+    assert (att - att0).abs().max() > 1e-3  # the swap matters
+    same = cls_attention_pair(trained, x, [p.detach() for p in qk_parameters(trained, True)])
+    assert torch.equal(same[0], same[1])  # equal weights: bit-equal maps
 
 
 @pytest.fixture(scope="module")

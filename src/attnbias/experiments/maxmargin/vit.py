@@ -92,9 +92,9 @@ def train_vit(
     from ...models.vit import (
         build_vit,
         cls_attention,
+        cls_attention_pair,
         combined_qk_norm,
         freeze_qk,
-        last_qk_replaced,
         qk_parameters,
     )
     from ...train import TrainConfig, fit, resolve_device
@@ -135,9 +135,7 @@ def train_vit(
 
     def zetas(m):
         """(ζ, ζ₀, logits) of the probe set at the current weights."""
-        att, logits = cls_attention(m, probe_x)
-        with last_qk_replaced(m, qk0):
-            att0 = cls_attention(m, probe_x)[0]
+        att, att0, logits = cls_attention_pair(m, probe_x, qk0)
         z = [float(soft_sparsity(a.double().cpu().numpy()).mean()) for a in (att, att0)]
         return z[0], z[1], logits
 
