@@ -17,6 +17,10 @@ VIT_FIG7_COLUMNS = {
         "ζ as in `zeta`, with the last layer's W_q, W_k (and biases) put back to their values at "
         "initialisation, everything else (the token representations) as trained at that epoch"
     ),
+    "peak": (
+        "largest patch weight of the same renormalised map, mean over the probe set and the "
+        "snapshots (the maps' concentration, Fig 6's claim)"
+    ),
     "wnorm": "‖W_qᵀ W_k‖_F of the last attention layer",
     "train_loss": "mean training cross-entropy over the epoch (NaN at epoch 0)",
     "train_acc": "mean training-batch accuracy over the epoch (NaN at epoch 0)",
@@ -134,31 +138,32 @@ def train_vit(
     wanted = set(map_epochs)
 
     def zetas(m):
-        """(ζ, ζ₀, logits) of the probe set at the current weights."""
+        """(ζ, ζ₀, peak, logits) of the probe set at the current weights."""
         att, att0, logits = cls_attention_pair(m, probe_x, qk0)
         z = [float(soft_sparsity(a.double().cpu().numpy()).mean()) for a in (att, att0)]
-        return z[0], z[1], logits
+        return z[0], z[1], float(att.max(dim=-1).values.mean()), logits
 
     n_train = len(splits.x_train)
     steps = max(1, n_train // batch_size)
     # updates after which a within-epoch snapshot is taken (the epoch's end is the last one)
     marks = {round(steps * j / zeta_snapshots) for j in range(1, zeta_snapshots)} - {0, steps}
-    within: list[tuple[float, float]] = []
+    within: list[tuple[float, float, float]] = []
 
     def after_backward(m, step):
         if step % steps in marks:  # called before update `step`: `step % steps` updates done
             was = m.training
             m.eval()
-            within.append(zetas(m)[:2])
+            within.append(zetas(m)[:3])
             m.train(was)
 
     def on_epoch_end(m, epoch):
-        z, z0, logits = zetas(m)
-        snaps = [(z, z0)] if epoch == 0 else [*within, (z, z0)]
+        z, z0, peak, logits = zetas(m)
+        snaps = [(z, z0, peak)] if epoch == 0 else [*within, (z, z0, peak)]
         within.clear()
         row = {
             "zeta": float(np.mean([s[0] for s in snaps])),
             "zeta_qk0": float(np.mean([s[1] for s in snaps])),
+            "peak": float(np.mean([s[2] for s in snaps])),
             "wnorm": combined_qk_norm(m),
             "probe_acc": float((logits.argmax(-1) == probe_y).float().mean()),
         }
@@ -196,6 +201,7 @@ def train_vit(
         after_backward=after_backward if marks else None,
     )
     curves = pd.DataFrame(history).reindex(columns=list(VIT_FIG7_COLUMNS))
+    probe_peak = {int(e): float(p) for e, p in zip(curves.epoch, curves.peak, strict=True)}
     maps = {r["epoch"]: np.asarray(r["map"]) for r in history if "map" in r}
     rows = []
     for epoch in sorted(maps):
@@ -243,7 +249,13 @@ def train_vit(
     return {
         "fig6": (
             maps_df,
-            dict(common, grid=grid, map_epochs=sorted(maps), columns=VIT_FIG6_COLUMNS),
+            dict(
+                common,
+                grid=grid,
+                map_epochs=sorted(maps),
+                columns=VIT_FIG6_COLUMNS,
+                probe_peak=probe_peak,
+            ),
         ),
         "fig7": (curves, dict(common, columns=VIT_FIG7_COLUMNS)),
     }
