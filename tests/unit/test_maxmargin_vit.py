@@ -162,3 +162,14 @@ def test_sanity_fails_at_chance_accuracy():
     assert not c["probe_acc"].passed and c["curves_finite"].passed
     bad = _table(64 * np.exp(-0.02 * ep), np.full(31, 64.0), np.r_[0.2 + 0.1 * ep[:-1], np.nan])
     assert not _check(bad)["curves_finite"].passed
+
+
+def test_control_never_resumes_from_the_default_arms_checkpoint(tmp_path):
+    """The control trains from its own resume file (the default arm's, here unreadable, is left
+    alone) and removes it when done."""
+    ckpt = tmp_path / "checkpoint.pt"
+    ckpt.write_bytes(b"not a checkpoint")
+    out = train_vit(**{**TINY, "epochs": 1}, control="null", checkpoint=str(ckpt))
+    assert out["fig7"][1]["control"] == "null" and len(out["fig7"][0]) == 2
+    assert ckpt.read_bytes() == b"not a checkpoint"
+    assert not (tmp_path / "checkpoint.pt.control-null").exists()

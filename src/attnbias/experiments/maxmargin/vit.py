@@ -3,6 +3,8 @@ engine (:mod:`attnbias.train`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -200,6 +202,9 @@ def train_vit(
         param_groups=[p for p in model.parameters() if p.requires_grad],
         after_backward=after_backward if marks else None,
     )
+    if control == "null" and checkpoint is not None:
+        # the caller drops the checkpoint it named once the outputs are saved; this one is ours
+        Path(checkpoint).unlink(missing_ok=True)
     curves = pd.DataFrame(history).reindex(columns=list(VIT_FIG7_COLUMNS))
     probe_peak = {int(e): float(p) for e, p in zip(curves.epoch, curves.peak, strict=True)}
     maps = {r["epoch"]: np.asarray(r["map"]) for r in history if "map" in r}
