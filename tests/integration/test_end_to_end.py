@@ -31,9 +31,10 @@ def run_dir(tmp_path_factory):
 
 # Honest claims whose verdict at CI size is not reproducible (e.g. float reduction order): recorded
 # in the summary and the caption rather than asserted (workflow/report/<paper>_<fig>.rst).
-# None at present: maxmargin Figs 6-7 (the quick ViT), once thread-dependent, run on one thread
-# with ζ and the map peak averaged over weight snapshots, and are asserted.
-FRAGILE: set[tuple[str, str, str]] = set()
+# maxmargin Fig 7's late ζ trend: deterministic on one thread (the rule's setting), but another
+# float order (two threads, other CPU kernels) gives another trajectory, and on one of them it
+# failed by 0.003 (caption).
+FRAGILE = {("maxmargin", "fig7", "zeta_late_trend")}
 
 
 def test_every_claim_passes(run_dir):
