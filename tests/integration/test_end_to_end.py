@@ -29,10 +29,13 @@ def run_dir(tmp_path_factory):
     return d
 
 
-# Honest claims whose verdict at CI size depends on float reduction order (threads) or on the seeds
-# the CI size keeps: recorded in the summary and the caption rather than asserted either way
-# (workflow/report/<paper>_<fig>.rst).  lowrank Fig 4: the LM proxies' KQ balance rises by 0.002
-# over the quick preset's 3 seeds but falls by 0.008 on seed 0 alone (the CI's one Fig 3 seed).
+# Honest claims whose verdict at CI size is not reproducible: recorded in the summary and the
+# caption rather than asserted either way (workflow/report/<paper>_<fig>.rst).
+# - maxmargin Fig 7's late ζ trend: deterministic on one thread (the rule's setting), but another
+#   float order (two threads, other CPU kernels) gives another trajectory, and on one of them it
+#   failed by 0.003.
+# - lowrank Fig 4: the LM proxies' KQ balance rises by 0.002 over the quick preset's 3 seeds but
+#   falls by 0.008 on seed 0 alone (the CI's one Fig 3 seed).
 FRAGILE = {
     ("maxmargin", "fig7", "zeta_late_trend"),
     ("lowrank", "fig4", "lm_kq_balance_grows"),

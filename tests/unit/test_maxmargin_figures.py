@@ -102,7 +102,8 @@ def test_job_functions_resolve(name):
 # Figs 6/7 (ViT) claims on constructed training tables: asserted over the late phase
 
 
-def _vit_fig7(zeta, wnorm, acc=0.95):
+def _vit_fig7(zeta, wnorm, acc=0.95, zeta_qk0=None):
+    """A training table; ζ₀ (last-layer W_q, W_k at init) is uniform attention unless given."""
     import pandas as pd
 
     ep = np.arange(len(zeta))
@@ -110,6 +111,7 @@ def _vit_fig7(zeta, wnorm, acc=0.95):
         {
             "epoch": ep,
             "zeta": zeta,
+            "zeta_qk0": np.full(len(ep), 64.0) if zeta_qk0 is None else zeta_qk0,
             "wnorm": wnorm,
             "train_acc": np.r_[np.nan, np.full(len(ep) - 1, acc)],
             "probe_acc": np.full(len(ep), acc),
@@ -125,9 +127,17 @@ def test_vit_claims_pass_on_a_late_trend():
     ep = np.arange(31)
     c = _vit_check("fig7", _vit_fig7(64 * np.exp(-0.03 * ep), 0.2 + 0.1 * ep))
     assert_all_pass(c.values())
-    assert set(c) == {"zeta_late_trend", "wnorm_late_trend", "zeta_late_drop", "train_acc"}
+    assert set(c) == {
+        "zeta_late_trend",
+        "wnorm_late_trend",
+        "zeta_late_drop",
+        "zeta_qk_share",
+        "curves_finite",
+        "probe_acc",
+    }
     assert c["zeta_late_drop"].value == pytest.approx(np.exp(-0.03 * 15))  # ζ(30) / ζ(15)
-    assert c["zeta_late_trend"].kind == "paper" and c["train_acc"].kind == "sanity"
+    assert c["zeta_qk_share"].value == pytest.approx(1.0)  # ζ₀ constant: all from W_q, W_k
+    assert c["zeta_late_trend"].kind == "paper" and c["probe_acc"].kind == "sanity"
     assert "epochs 15–30, 16 points" in c["zeta_late_trend"].statement
     paper = _vit_check("fig7", _vit_fig7(64 * np.exp(-0.03 * ep), 0.2 + 0.1 * ep), "paper")
     assert paper["zeta_halves"].passed and paper["probe_acc"].kind == "sanity"
@@ -147,7 +157,7 @@ def test_vit_claims_fail_when_the_trend_stops_after_the_transient():
     assert spearman(ep, zeta) < 0 < spearman(ep, wnorm) and zeta[-1] < zeta[0]
     c = _vit_check("fig7", _vit_fig7(zeta, wnorm))
     assert not c["zeta_late_trend"].passed and not c["wnorm_late_trend"].passed
-    assert not c["zeta_late_drop"].passed and c["train_acc"].passed
+    assert not c["zeta_late_drop"].passed and c["probe_acc"].passed
     # a late fall of 5 % only (monotone) misses the stated 10 % minimum
     late = np.where(ep < 15, 64 - 1.0 * ep, 49 * (1 - 0.05 * (ep - 15) / 15))
     c = _vit_check("fig7", _vit_fig7(late, 0.2 + 0.1 * ep))

@@ -98,3 +98,51 @@ def cls_attention(model, pixel_values: torch.Tensor,
             rows.append(row / row.sum(dim=-1, keepdim=True))
             logits.append(out.logits.float())
     return torch.cat(rows), torch.cat(logits)
+
+
+def qk_parameters(model, last_only: bool = False) -> list[torch.nn.Parameter]:
+    """The query and key projections (weights and biases) of every attention layer, or of the last
+    one only."""
+    layers = attention_layers(model)
+    return [p for att in (layers[-1:] if last_only else layers)
+            for lin in (att.q_proj, att.k_proj) for p in lin.parameters()]
+
+
+def freeze_qk(model) -> int:
+    """Freeze W_q, W_k (and their biases) of every attention layer at their current values; returns
+    the number of frozen scalars."""
+    frozen = qk_parameters(model)
+    for p in frozen:
+        p.requires_grad_(False)
+    return sum(p.numel() for p in frozen)
+
+
+@torch.no_grad()
+def cls_attention_pair(model, pixel_values: torch.Tensor, qk_alt: list[torch.Tensor],
+                       batch_size: int = 256) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One forward pass: the last layer's [CLS] attention as in :func:`cls_attention`, the same
+    with that layer's (W_q, b_q, W_k, b_k) replaced by ``qk_alt`` (same input to the layer), and
+    the logits.  Both maps are recomputed by one code path from the last layer's input, so equal
+    weights give bit-equal maps."""
+    att_mod = attention_layers(model)[-1]
+    name = next(n for n, m in model.named_modules() if m is att_mod).rsplit(".", 1)[0]
+    layer = model.get_submodule(name)
+    heads = model.config.num_attention_heads
+    live = [p.detach() for p in qk_parameters(model, last_only=True)]
+
+    def cls_row(x, wq, bq, wk, bk):
+        n, t, _ = x.shape
+        q = torch.nn.functional.linear(x[:, :1], wq, bq).reshape(n, 1, heads, -1).transpose(1, 2)
+        k = torch.nn.functional.linear(x, wk, bk).reshape(n, t, heads, -1).transpose(1, 2)
+        s = torch.softmax((q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5, dim=-1)
+        row = s.float().mean(dim=1)[:, 0, 1:]  # heads averaged; CLS query; patches
+        return row / row.sum(dim=-1, keepdim=True)
+
+    rows, alts, logits = [], [], []
+    for i in range(0, len(pixel_values), batch_size):
+        out = model(pixel_values=pixel_values[i : i + batch_size], output_hidden_states=True)
+        x = layer.layernorm_before(out.hidden_states[-2])
+        rows.append(cls_row(x, *live))
+        alts.append(cls_row(x, *qk_alt))
+        logits.append(out.logits.float())
+    return torch.cat(rows), torch.cat(alts), torch.cat(logits)

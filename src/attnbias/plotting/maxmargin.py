@@ -407,20 +407,28 @@ def _fig6(df, meta):
                 ax.set_title(f"epoch {ep}", fontsize=7)
             if j == 0:
                 ax.set_ylabel(f"class {d.label.iloc[0]}", fontsize=7)
-    fig.suptitle(f"ViT last-layer [CLS] attention{_stand_in(meta)}", fontsize=8)
+    null = " [null control: W_q, W_k frozen]" if meta.get("control") == "null" else ""
+    fig.suptitle(f"ViT last-layer [CLS] attention{_stand_in(meta)}{null}", fontsize=8)
     return fig
 
 
 def _fig7(df, meta):
     fig, ax = new_figure(3.8, 2.8)
     ax.plot(df.epoch, df.zeta, color="tab:red", marker=".", label="soft-sparsity ζ")
+    if "zeta_qk0" in df:  # the same probe with the last layer's W_q, W_k at initialisation
+        ax.plot(df.epoch, df.zeta_qk0, color="tab:red", ls="--", lw=0.8,
+                label="ζ, last-layer W_q, W_k at init")
+        ax.legend(fontsize=6, loc="lower right")
     ax.set_xlabel("epoch")
+    ax.set_ylim(0, 1.05 * float(np.nanmax(df.filter(like="zeta").to_numpy())))  # 1: one-hot
     ax.set_ylabel("ζ (lower = sparser)", color="tab:red")
     ax2 = ax.twinx()
     ax2.plot(df.epoch, df.wnorm, color="tab:blue", marker=".", label="‖W‖_F")
+    ax2.set_ylim(0, 1.1 * float(np.nanmax(df.wnorm)))
     ax2.set_ylabel("‖$W_q^T W_k$‖$_F$ (last layer)", color="tab:blue")
     ax2.grid(False)
-    ax.set_title(f"Attention sparsifies as ‖W‖ grows{_stand_in(meta)}", fontsize=8)
+    null = " [null control]" if meta.get("control") == "null" else ""
+    ax.set_title(f"Attention sparsifies as ‖W‖ grows{_stand_in(meta)}{null}", fontsize=8)
     return fig
 
 

@@ -3,6 +3,8 @@ engine (:mod:`attnbias.train`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -10,7 +12,16 @@ VIT_FIG7_COLUMNS = {
     "epoch": "epoch (0 = at initialisation)",
     "zeta": (
         "soft-sparsity ζ = 1/Σ s² of the renormalised, head-averaged last-layer [CLS] attention "
-        "over patches, mean over the probe set"
+        "over patches, mean over the probe set and over the epoch's weight snapshots "
+        "(meta zeta_snapshots)"
+    ),
+    "zeta_qk0": (
+        "ζ as in `zeta`, with the last layer's W_q, W_k (and biases) put back to their values at "
+        "initialisation, everything else (the token representations) as trained at that epoch"
+    ),
+    "peak": (
+        "largest patch weight of the same renormalised map, mean over the probe set and the "
+        "snapshots (the maps' concentration, Fig 6's claim)"
     ),
     "wnorm": "‖W_qᵀ W_k‖_F of the last attention layer",
     "train_loss": "mean training cross-entropy over the epoch (NaN at epoch 0)",
@@ -63,17 +74,35 @@ def train_vit(
     checkpoint=None,
     metrics_log=None,
     accelerator: str = "auto",
+    control: str = "none",
+    zeta_snapshots: int = 1,
 ):
     """Train a ViT (weight decay 0) and record, every epoch, ζ of the last-layer [CLS] attention
     over a fixed probe set and ‖W_qᵀW_k‖_F; store the attention maps of fixed images at
     ``map_epochs``.
 
+    ``zeta_snapshots``: ζ (and ζ₀) of an epoch is the mean over this many evenly spaced snapshots
+    of the weights within the epoch (the last at its end), which averages out the step-to-step
+    jitter of a constant-lr run; 1 = the end of the epoch only.
+
+    ``control="null"`` is the negative control: W_q, W_k and their biases of every layer stay at
+    their initialisation (excluded from the optimiser), everything else trains as usual.
+
     Returns {"fig6": (maps DataFrame, meta), "fig7": (curves DataFrame, meta)}.
     """
+    if control not in ("none", "null"):
+        raise ValueError(f"unknown control {control!r} (none | null)")
     import torch
 
     from ...metrics import soft_sparsity
-    from ...models.vit import build_vit, cls_attention, combined_qk_norm
+    from ...models.vit import (
+        build_vit,
+        cls_attention,
+        cls_attention_pair,
+        combined_qk_norm,
+        freeze_qk,
+        qk_parameters,
+    )
     from ...train import TrainConfig, fit, resolve_device
 
     device = resolve_device(accelerator)
@@ -90,6 +119,10 @@ def train_vit(
         int(splits.y_train.max()) + 1,
         seed,
     )
+    qk0 = [p.detach().clone().to(device) for p in qk_parameters(model, last_only=True)]
+    frozen = freeze_qk(model) if control == "null" else 0
+    if control == "null" and checkpoint is not None:  # never resume from a run of the other arm
+        checkpoint = f"{checkpoint}.control-null"
     x_train = splits.normalise(splits.x_train)
     probe_n = len(splits.x_test) if probe_size <= 0 else min(probe_size, len(splits.x_test))
     probe_x = splits.normalise(splits.x_test[:probe_n]).to(device)
@@ -106,15 +139,38 @@ def train_vit(
     )
     wanted = set(map_epochs)
 
+    def zetas(m):
+        """(ζ, ζ₀, peak, logits) of the probe set at the current weights."""
+        att, att0, logits = cls_attention_pair(m, probe_x, qk0)
+        z = [float(soft_sparsity(a.double().cpu().numpy()).mean()) for a in (att, att0)]
+        return z[0], z[1], float(att.max(dim=-1).values.mean()), logits
+
+    n_train = len(splits.x_train)
+    steps = max(1, n_train // batch_size)
+    # updates after which a within-epoch snapshot is taken (the epoch's end is the last one)
+    marks = {round(steps * j / zeta_snapshots) for j in range(1, zeta_snapshots)} - {0, steps}
+    within: list[tuple[float, float, float]] = []
+
+    def after_backward(m, step):
+        if step % steps in marks:  # called before update `step`: `step % steps` updates done
+            was = m.training
+            m.eval()
+            within.append(zetas(m)[:3])
+            m.train(was)
+
     def on_epoch_end(m, epoch):
-        att, logits = cls_attention(m, probe_x)
+        z, z0, peak, logits = zetas(m)
+        snaps = [(z, z0, peak)] if epoch == 0 else [*within, (z, z0, peak)]
+        within.clear()
         row = {
-            "zeta": float(soft_sparsity(att.double().cpu().numpy()).mean()),
+            "zeta": float(np.mean([s[0] for s in snaps])),
+            "zeta_qk0": float(np.mean([s[1] for s in snaps])),
+            "peak": float(np.mean([s[2] for s in snaps])),
             "wnorm": combined_qk_norm(m),
             "probe_acc": float((logits.argmax(-1) == probe_y).float().mean()),
         }
         if epoch in wanted:  # kept in the (checkpointed) history, so a resumed run still has it
-            row["map"] = cls_attention(m, map_x)[0].cpu().tolist()
+            row["map"] = cls_attention(m, map_x)[0].cpu().tolist()  # end of the epoch
         return row
 
     def loss_fn(m, batch):
@@ -143,8 +199,14 @@ def train_vit(
         checkpoint=checkpoint,
         metrics_log=metrics_log,
         on_epoch_end=on_epoch_end,
+        param_groups=[p for p in model.parameters() if p.requires_grad],
+        after_backward=after_backward if marks else None,
     )
+    if control == "null" and checkpoint is not None:
+        # the caller drops the checkpoint it named once the outputs are saved; this one is ours
+        Path(checkpoint).unlink(missing_ok=True)
     curves = pd.DataFrame(history).reindex(columns=list(VIT_FIG7_COLUMNS))
+    probe_peak = {int(e): float(p) for e, p in zip(curves.epoch, curves.peak, strict=True)}
     maps = {r["epoch"]: np.asarray(r["map"]) for r in history if "map" in r}
     rows = []
     for epoch in sorted(maps):
@@ -184,12 +246,21 @@ def train_vit(
         },
         "epochs": epochs,
         "probe_size": probe_n,
+        "zeta_snapshots": zeta_snapshots,
         "tokens": grid * grid + 1,
+        "control": control,
+        "frozen_qk_scalars": frozen,
     }
     return {
         "fig6": (
             maps_df,
-            dict(common, grid=grid, map_epochs=sorted(maps), columns=VIT_FIG6_COLUMNS),
+            dict(
+                common,
+                grid=grid,
+                map_epochs=sorted(maps),
+                columns=VIT_FIG6_COLUMNS,
+                probe_peak=probe_peak,
+            ),
         ),
         "fig7": (curves, dict(common, columns=VIT_FIG7_COLUMNS)),
     }
