@@ -132,16 +132,29 @@ def count_parameters(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def forward_logits(model, batch: dict, trim: bool = True) -> torch.Tensor:
+POOLINGS = ("cls", "mean")
+
+
+def forward_logits(model, batch: dict, trim: bool = True, pooling: str = "cls") -> torch.Tensor:
     """Logits for a batch of :func:`attnbias.data.text.encode` tensors.
 
     ``trim``: drop the columns that are padding in every row of the batch (exact: padded positions
     are masked), which saves most of the cost of short texts padded to a long ``max_length``.
+    ``pooling``: ``"cls"`` — the model's own head on the [CLS] token (BERT's pooler, as in the
+    paper); ``"mean"`` — the head's dropout and linear layer on the mean of the last hidden states
+    over the real tokens, the pooling a sentence-transformers checkpoint (the quick preset's MiniLM)
+    was pretrained with.
     """
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
     ids, mask, types = batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]
     if trim:
         width = int(mask.sum(dim=1).max())
         ids, mask, types = ids[:, :width], mask[:, :width], types[:, :width]
-    return model(
-        input_ids=ids.long(), attention_mask=mask.long(), token_type_ids=types.long()
-    ).logits
+    inputs = dict(input_ids=ids.long(), attention_mask=mask.long(), token_type_ids=types.long())
+    if pooling == "cls":
+        return model(**inputs).logits
+    hidden = model.base_model(**inputs).last_hidden_state
+    weight = mask.unsqueeze(-1).to(hidden.dtype)
+    pooled = (hidden * weight).sum(dim=1) / weight.sum(dim=1).clamp_min(1.0)
+    return model.classifier(model.dropout(pooled))

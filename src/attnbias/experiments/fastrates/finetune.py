@@ -53,6 +53,7 @@ def train_text(
     metrics_log=None,
     accelerator: str = "auto",
     layers: int | None = None,
+    pooling: str = "cls",
     control: str = "none",
 ) -> dict:
     """Fine-tune a pretrained BERT-architecture classifier (Figs 1, 4) with one optimiser and one
@@ -61,7 +62,9 @@ def train_text(
     from ``checkpoint``, which is deleted once the run has finished.
 
     ``layers`` (None: all) keeps the pretrained encoder's first ``layers`` layers, a cheaper
-    model that is still pretrained.  ``control="null"``: the negative control
+    model that is still pretrained.  ``pooling``: the classifier's input, [CLS] (``"cls"``) or the
+    mean over tokens (``"mean"``; :func:`attnbias.models.sequence.forward_logits`).
+    ``control="null"``: the negative control
     (:func:`.runs.optimizer_config`).
 
     Returns {"csv": (curves, meta)}.
@@ -94,7 +97,7 @@ def train_text(
     net = load_classifier(model, splits.num_labels, seed, layers)
 
     def logits_fn(m, batch):
-        return forward_logits(m, batch, trim)
+        return forward_logits(m, batch, trim, pooling)
 
     def loss_fn(m, batch):
         logits = logits_fn(m, batch).float()
@@ -150,6 +153,7 @@ def train_text(
             "data_info": splits.info,
             "model": model,
             "layers": net.config.num_hidden_layers,
+            "pooling": pooling,
             "parameters": count_parameters(net),
             "max_length": max_length,
             "batch_size": batch_size,

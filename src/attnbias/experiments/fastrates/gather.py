@@ -21,7 +21,7 @@ GATHER_COLUMNS = {
 COMMON_KEYS = (
     "dataset", "stand_in", "label_names", "sizes", "data_info", "model", "parameters",
     "max_length", "batch_size", "steps", "log_every", "eval_every", "epochs", "steps_per_epoch",
-    "augment", "x_unit", "device", "select_at", "layers",
+    "augment", "x_unit", "device", "select_at", "layers", "pooling",
 )  # fmt: skip
 
 
