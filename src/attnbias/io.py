@@ -89,12 +89,29 @@ def save_data(df: pd.DataFrame, meta: dict, csv_path, preset: str | None = None)
 CONTROLS = ("none", "null")
 
 
+def check_control(control: str) -> str:
+    """``control`` validated: "none" (the experiment as specified) or "null" (the negative control,
+    ``--config control=null``: the paper's mechanism removed)."""
+    if control not in CONTROLS:
+        raise ValueError(f"unknown control {control!r}; expected one of {CONTROLS}")
+    return control
+
+
 def control_of(meta: dict) -> str:
     """The negative control a plot-ready file was made under (``--config control=null``): the
     ``control`` its experiment recorded, else the one in its settings, else ``"none"``."""
-    control = meta.get("control") or (meta.get("settings") or {}).get("control") or "none"
-    if control not in CONTROLS:
-        raise ValueError(f"unknown control {control!r}; expected one of {CONTROLS}")
+    return check_control(
+        meta.get("control") or (meta.get("settings") or {}).get("control") or "none"
+    )
+
+
+def gathered_control(control: str, metas: list[dict]) -> str:
+    """The control of a gathered table: ``control`` (the gather's setting), checked against the
+    ``control`` every run recorded (a run from before the switch existed counts as "none")."""
+    check_control(control)
+    seen = sorted({m.get("control") or "none" for m in metas})
+    if seen != [control]:
+        raise ValueError(f"gather with control={control!r}, but the runs were trained with {seen}")
     return control
 
 

@@ -4,9 +4,9 @@ optimiser and one grid value per run, through the one training loop :func:`attnb
 
 from __future__ import annotations
 
+from ...io import check_control
 from .runs import (
     DL_COLUMNS,
-    check_control,
     curves,
     drop_checkpoint,
     evaluate,

@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis.fastrates import DL_OPTIMIZERS
-from ...io import load_data
-from .runs import check_control
+from ...io import gathered_control, load_data
 
 GATHER_COLUMNS = {
     "selected": (
@@ -60,11 +59,8 @@ def gather_dl(
     grid value chosen per optimiser on the validation split; the meta records the grids, the
     validation losses, the chosen values, each selected run's settings and the ``control`` (every
     run must have been trained under it)."""
-    check_control(control)
     runs = [load_data(p) for p in parts]
-    found = sorted({str(m.get("control", "none")) for _, m in runs})
-    if found != [control]:
-        raise ValueError(f"gather with control={control!r} got runs trained with {found}")
+    gathered_control(control, [m for _, m in runs])
     sel = select_runs(runs)
     frames, per_run = [], {}
     for df, meta in runs:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...io import check_control
 from .runs import (
     DL_COLUMNS,
     IMAGE_COLUMNS,
-    check_control,
     curves,
     drop_checkpoint,
     evaluate,

@@ -12,11 +12,11 @@ import pandas as pd
 
 from ...analysis.fastrates import METHODS
 from ...data.digits import digit01_images, patch_tokens
+from ...io import check_control
 from ...models.attention import softmax
 from ...models.selfattn import joint_grad_fn
 from ...models.selfattn import logits as attn_logits
 from ...optim.fullbatch import run
-from .runs import check_control
 from .synthetic import LN10, record_grid
 
 FIG6_COLUMNS = {

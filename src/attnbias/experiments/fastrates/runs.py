@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis.fastrates import DL_OPTIMIZERS
+from ...io import check_control
 
 DL_COLUMNS = {
     "optimizer": "sgd | sngd | sps | adamw",
@@ -69,16 +70,6 @@ class OptimizerSetup:
             "grad_clip": self.grad_clip,
             "schedule": self.schedule,
         }
-
-
-CONTROLS = ("none", "null")
-
-
-def check_control(control: str) -> str:
-    """``control`` validated: "none" (the paper's optimisers) or "null" (the negative control)."""
-    if control not in CONTROLS:
-        raise ValueError(f"unknown control {control!r}; expected one of {CONTROLS}")
-    return control
 
 
 def optimizer_config(

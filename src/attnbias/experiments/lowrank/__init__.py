@@ -19,7 +19,7 @@ from ...data.imagenet import download_image_dataset
 from ...data.pretrained import download_models
 from ...data.text_lm import download_pile
 from .balance import BALANCE_COLUMNS, balance_rows, compute_balance, compute_figB, unbalance
-from .common import CONTROLS, HEAD_COLUMNS, control_lambda, head_rows
+from .common import HEAD_COLUMNS, control_lambda, head_rows
 from .lm import LM_COLUMNS, gather_lm, lm_corpus, train_lm
 from .recall import RECALL_COLUMNS, gather_fig2, train_recall, train_recall_job
 from .toys import (
@@ -36,7 +36,6 @@ from .vit import VIT_COLUMNS, gather_vit, train_vit_wd
 
 __all__ = [
     "BALANCE_COLUMNS",
-    "CONTROLS",
     "CONVENTION",
     "HEAD_COLUMNS",
     "LM_COLUMNS",

@@ -20,8 +20,8 @@ import pandas as pd
 
 from ...analysis.lowrank import final_rows
 from ...data.pretrained import resolve_model_dir, safetensors_layer_factors
+from ...io import check_control
 from ...metrics import rank as rk
-from .common import control_lambda
 
 # the negative control's rescaling: c = exp(u), u ~ U(−log C, log C) from default_rng(SEED)
 UNBALANCE_MAX = 4.0
@@ -150,7 +150,7 @@ def compute_balance(
     from its safetensors shards); under ``control="null"`` its heads rescaled by
     :func:`unbalance`.  With ``lm`` (the gathered Fig 3 LM table), the LM runs at ``lm_lambdas``
     (every seed) are added as proxies of known λ_SA (Fig 4, quick preset)."""
-    control_lambda(0.0, control)  # validates control
+    check_control(control)
     if source == "minilm":
         from transformers import AutoModel
 

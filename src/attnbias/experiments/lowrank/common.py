@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...io import check_control
 from ...metrics import rank as rk
 
 HEAD_COLUMNS = {
@@ -28,29 +29,11 @@ HEAD_COLUMNS = {
 }
 
 
-CONTROLS = ("none", "null")
-
-
 def control_lambda(lam: float, control: str) -> float:
     """The swept weight decay a run actually uses: ``lam``, or 0 under the negative control
     ``control="null"`` (``--config control=null``: the paper's mechanism, weight decay on the
     attention matrices, removed; the run keeps its label ``lam``)."""
-    if control not in CONTROLS:
-        raise ValueError(f"control must be one of {CONTROLS}, not {control!r}")
-    return 0.0 if control == "null" else float(lam)
-
-
-def gathered_control(control: str, runs: list[dict]) -> str:
-    """The control of a gathered table: ``control`` (the gather's setting), checked against the
-    ``control`` every run recorded (a run from before the switch existed counts as ``none``)."""
-    if control not in CONTROLS:
-        raise ValueError(f"control must be one of {CONTROLS}, not {control!r}")
-    seen = {r.get("control") or "none" for r in runs}
-    if seen != {control}:
-        raise ValueError(
-            f"gather with control={control!r}, but the runs were trained with {sorted(seen)}"
-        )
-    return control
+    return 0.0 if check_control(control) == "null" else float(lam)
 
 
 def head_rows(model, step: int, with_spectra: bool) -> list[dict]:

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .common import HEAD_COLUMNS, control_lambda, gathered_control, head_rows
+from ...io import gathered_control
+from .common import HEAD_COLUMNS, control_lambda, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
 
@@ -323,7 +324,7 @@ def gather_lm(
 ):
     """Concatenate per-run LM tables (one per (λ_SA, λ_MLP, seed)) into one plot-ready table;
     ``grid`` (Table 1: the λ_SA, λ_MLP and seed lists) is recorded for the completeness check and
-    ``control`` checked against the runs' (:func:`~.common.gathered_control`)."""
+    ``control`` checked against the runs' (:func:`attnbias.io.gathered_control`)."""
     from ...io import load_data
 
     frames, runs = [], []

@@ -15,7 +15,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from .common import HEAD_COLUMNS, control_lambda, gathered_control, head_rows
+from ...io import gathered_control
+from .common import HEAD_COLUMNS, control_lambda, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
 
@@ -233,7 +234,7 @@ def gather_fig2(
     control: str = "none",
 ):
     """Concatenate the per-(λ, seed) recall runs into the plot-ready Fig 2 table; ``control`` must
-    be the one every run was trained under (:func:`~.common.gathered_control`)."""
+    be the one every run was trained under (:func:`attnbias.io.gathered_control`)."""
     from ...io import load_data
 
     frames, runs = [], []

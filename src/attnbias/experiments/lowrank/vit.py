@@ -16,7 +16,8 @@ import time
 import pandas as pd
 
 from ...data.imagenet import HubImageBatches, load_image_dataset
-from .common import HEAD_COLUMNS, control_lambda, gathered_control, head_rows
+from ...io import gathered_control
+from .common import HEAD_COLUMNS, control_lambda, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
 
@@ -255,7 +256,7 @@ def train_vit_wd(
 
 def gather_vit(parts: list[str], preset: str, solved_acc: float, control: str = "none"):
     """Concatenate the per-(λ_attn, seed) ViT runs into the plot-ready table of Fig 3 (right);
-    ``control`` is checked against the runs' (:func:`~.common.gathered_control`)."""
+    ``control`` is checked against the runs' (:func:`attnbias.io.gathered_control`)."""
     from ...io import load_data
 
     frames, runs = [], []

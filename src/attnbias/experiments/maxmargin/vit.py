@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...io import check_control
+
 VIT_FIG7_COLUMNS = {
     "epoch": "epoch (0 = at initialisation)",
     "zeta": (
@@ -90,8 +92,7 @@ def train_vit(
 
     Returns {"fig6": (maps DataFrame, meta), "fig7": (curves DataFrame, meta)}.
     """
-    if control not in ("none", "null"):
-        raise ValueError(f"unknown control {control!r} (none | null)")
+    check_control(control)
     import torch
 
     from ...metrics import soft_sparsity
