@@ -9,9 +9,9 @@ with rule_logging(snakemake) as log:  # noqa: F821
     p, inp, out = snakemake.params, snakemake.input, snakemake.output  # noqa: F821
     data = [load_data(f) for f in inp.data if f.endswith(".csv")]
     fig = resolve("attnbias.plotting", f"{p.paper}.plot")(p.figure, *data)
-    if read_claims(inp.claims).get("control", "none") != "none":
-        mark_control(fig)
-    save_figure(fig, out.pdf, out.png)
     claims = read_claims(inp.claims)
+    if claims.get("control", "none") != "none":
+        mark_control(fig, resolve("attnbias.plotting", f"{p.paper}.CONTROL_NOTES")[p.figure])
+    save_figure(fig, out.pdf, out.png)
     render_caption(inp.caption, claims, data[0][1], out.caption)
     log.info("wrote %s, %s and %s", out.pdf, out.png, out.caption)

@@ -270,12 +270,23 @@ def test_control_is_read_from_the_data_and_marked_on_figure_and_caption(tmp_path
         control_of({"control": "placebo"})
     fig, ax = new_figure()
     fig.suptitle("Fig 2")
-    mark_control(fig)
-    assert fig._suptitle.get_text().startswith("NEGATIVE CONTROL") and "Fig 2" in (
-        fig._suptitle.get_text()
-    )
+    mark_control(fig, "W_q, W_k frozen")
+    text = fig._suptitle.get_text()
+    assert text.startswith("NEGATIVE CONTROL") and "W_q, W_k frozen" in text and "Fig 2" in text
     doc = _claims_file(tmp_path, "a", "null", [compare("e", "s", 1.0, ">", 0.0, kind="paper")])
     tpl = tmp_path / "cap.rst"
     tpl.write_text("Caption.")
     render_caption(tpl, doc, {}, tmp_path / "out.rst")
     assert "NEGATIVE CONTROL" in (tmp_path / "out.rst").read_text()
+
+
+def test_every_controlled_figure_says_what_its_control_removes():
+    """The banner of a controlled figure names what was removed: each paper's CONTROL_NOTES covers
+    the deep-learning figures the end-to-end control test expects to be controlled."""
+    import importlib
+
+    from integration.test_end_to_end import CONTROLLED
+
+    for paper, fig in CONTROLLED:
+        notes = importlib.import_module(f"attnbias.plotting.{paper}").CONTROL_NOTES
+        assert notes.get(fig), (paper, fig)

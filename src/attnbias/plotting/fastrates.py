@@ -14,6 +14,14 @@ from ..analysis.fastrates import DL_LABELS, LABELS, METHODS, RATE_COLUMNS, rate_
 from .style import METHOD_COLORS, new_figure
 
 CLIP = -300.0  # log10 floor of the log axes
+# what the negative control (--config control=null) removes, per figure (the banner of plot.py)
+_SGD_SLOTS = "SNGD and SPS run plain SGD at their grid values"
+CONTROL_NOTES = {
+    "fig1": _SGD_SLOTS,
+    "fig4": _SGD_SLOTS,
+    "fig7": _SGD_SLOTS,
+    "fig6": "NGD and PS replaced by GD at their step sizes",
+}
 
 
 def _band(ax, df, col, method, log=True, color=None, ls="-", label=None, positive=False):
@@ -323,10 +331,17 @@ def _dl_figure(df, meta, title: str):
                     label=label if col == "test_loss" else None,
                     **kw,
                 )
-    for ax, (_, t, yl) in zip(axes, panels, strict=True):
+    chosen_rows = df[df.selected.astype(bool)]
+    for ax, (col, t, yl) in zip(axes, panels, strict=True):
         ax.set_title(t)
         ax.set_xlabel(x_unit)
         ax.set_ylabel(yl)
+        if col.endswith("loss"):  # scaled to the chosen runs: a diverged grid value runs off it
+            v = chosen_rows[col].to_numpy(float)
+            v = v[np.isfinite(v)]
+            if v.size:
+                pad = 0.1 * max(float(v.max() - v.min()), 1e-3)
+                ax.set_ylim(max(0.0, float(v.min()) - pad), float(v.max()) + pad)
     legend_ax.axis("off")
     handles, labels = axes[2].get_legend_handles_labels()
     legend_ax.legend(
@@ -342,22 +357,16 @@ def _dl_figure(df, meta, title: str):
     where = f"{x_unit[:-1]} {sel}" if sel else "the end"
     note = (
         "learning rate per optimiser chosen on the validation split "
-        f"({meta['sizes']['val']} examples) at {where}, grids: {_grids_text(meta)}"
+        f"({meta['sizes']['val']} examples) at {where}; faint dashed: the other grid values"
+        f"\ngrids: {_grids_text(meta)}"
     )
     stand_in = meta.get("stand_in")
     head = f"{title}\n[stand-in: {stand_in}]" if stand_in else title
-    fig.suptitle(f"{head}\n{note}; faint dashed: the other grid values", fontsize=8)
+    fig.suptitle(f"{head}\n{note}", fontsize=8)
     return fig
 
 
 def _dl_title(figure: str, meta: dict) -> str:
-    title = _dl_title_body(figure, meta)
-    if meta.get("control", "none") != "none":
-        title += " [negative control: SNGD and SPS run plain SGD at their grid values]"
-    return title
-
-
-def _dl_title_body(figure: str, meta: dict) -> str:
     if figure == "fig7":
         m = meta["model"]
         what = "CIFAR-10" if meta["dataset"] == "cifar10" else "digits"
@@ -412,8 +421,6 @@ def _fig6(df, meta):
         "(best per method "
         "solid, others dashed), PS with L* = 0"
     )
-    if meta.get("control", "none") != "none":
-        head += "\n[negative control: NGD and PS replaced by GD at their step sizes]"
     if meta.get("stand_in"):
         head += f"\n[stand-in: {meta['stand_in']}]"
     fig.suptitle(head, fontsize=8)

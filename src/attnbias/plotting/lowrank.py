@@ -20,6 +20,18 @@ from ..analysis.lowrank import (
 from ..io import arr
 from .style import new_figure
 
+# what the negative control (--config control=null) removes, per figure (the banner of plot.py)
+_NO_DECAY = "every run trained with the swept attention weight decay at 0 (λ labels kept)"
+_UNBALANCED = "heads rescaled out of balance (model unchanged), proxies trained at λ = 0"
+CONTROL_NOTES = {
+    "fig2": _NO_DECAY,
+    "fig3": _NO_DECAY,
+    "figC": _NO_DECAY,
+    "table1": _NO_DECAY,
+    "fig4": _UNBALANCED,
+    "figB": _UNBALANCED,
+}
+
 
 def _lam_colors(lams):
     cmap = colormaps["viridis"]
@@ -388,11 +400,6 @@ def _proxy_panel(ax, proxies, what):
     ax.legend(loc="lower right", fontsize=6)
 
 
-def _control_note(meta) -> str:
-    note = "negative control: heads rescaled out of balance, proxies trained at λ = 0"
-    return f"\n[{note}]" if meta.get("control") == "null" else ""
-
-
 def _fig4(df, meta):
     pre = df[df.family == "pretrained"]
     proxies = df[df.family != "pretrained"]
@@ -415,7 +422,7 @@ def _fig4(df, meta):
     si = meta.get("stand_in")
     fig.suptitle(f"Fig 4: balance of pretrained attention, {meta.get('model_name')} "
                  f"({arch.get('layers')} layers × {arch.get('heads')} heads)"
-                 + (f"\n[stand-in: {si}]" if si else "") + _control_note(meta),
+                 + (f"\n[stand-in: {si}]" if si else ""),
                  fontsize=8.5)  # fmt: skip
     return fig
 
@@ -438,7 +445,7 @@ def _figB(df, meta):
     si = meta.get("stand_in")
     fig.suptitle(f"App. Fig. B: balance per layer of {meta.get('model_name')}"
                  + (" and of the Fig 2 recall proxies" if len(proxies) else "")
-                 + (f"\n[stand-in: {si}]" if si else "") + _control_note(meta),
+                 + (f"\n[stand-in: {si}]" if si else ""),
                  fontsize=8.5)  # fmt: skip
     return fig
 

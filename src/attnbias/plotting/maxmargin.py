@@ -8,6 +8,8 @@ from ..io import arr
 from .style import new_figure
 
 SHOWN = 200  # the paper plots the first 200 iterations
+# what the negative control (--config control=null) removes, per figure (the banner of plot.py)
+CONTROL_NOTES = {f: "W_q, W_k of every layer frozen at initialisation" for f in ("fig6", "fig7")}
 EXTENTS = {
     "fig1a": ((-4, 10), (-2, 10)),
     "fig1b": ((-2, 12), (-2, 10)),
@@ -407,8 +409,7 @@ def _fig6(df, meta):
                 ax.set_title(f"epoch {ep}", fontsize=7)
             if j == 0:
                 ax.set_ylabel(f"class {d.label.iloc[0]}", fontsize=7)
-    null = " [null control: W_q, W_k frozen]" if meta.get("control") == "null" else ""
-    fig.suptitle(f"ViT last-layer [CLS] attention{_stand_in(meta)}{null}", fontsize=8)
+    fig.suptitle(f"ViT last-layer [CLS] attention{_stand_in(meta)}", fontsize=8)
     return fig
 
 
@@ -427,8 +428,7 @@ def _fig7(df, meta):
     ax2.set_ylim(0, 1.1 * float(np.nanmax(df.wnorm)))
     ax2.set_ylabel("‖$W_q^T W_k$‖$_F$ (last layer)", color="tab:blue")
     ax2.grid(False)
-    null = " [null control]" if meta.get("control") == "null" else ""
-    ax.set_title(f"Attention sparsifies as ‖W‖ grows{_stand_in(meta)}{null}", fontsize=8)
+    ax.set_title(f"Attention sparsifies as ‖W‖ grows{_stand_in(meta)}", fontsize=8)
     return fig
 
 

@@ -51,14 +51,15 @@ def stand_in_title(ax, title: str, stand_in: str | None = None) -> None:
     ax.set_title(title if not stand_in else f"{title}\n[stand-in: {stand_in}]")
 
 
-CONTROL_BANNER = "NEGATIVE CONTROL (--config control=null): the paper's mechanism is removed"
+CONTROL_BANNER = "NEGATIVE CONTROL (--config control=null)"
 
 
-def mark_control(fig) -> None:
-    """Head a figure drawn from negative-control data (``--config control=null``) with a red banner,
-    above its own suptitle if it has one, so it can never pass for the real experiment."""
+def mark_control(fig, what: str = "the paper's mechanism is removed") -> None:
+    """Head a figure drawn from negative-control data (``--config control=null``) with a red banner
+    saying ``what`` the control removed (each paper's ``plotting.<paper>.CONTROL_NOTES``), above
+    its own suptitle if it has one, so it can never pass for the real experiment."""
     old = fig._suptitle.get_text() if fig._suptitle is not None else ""
-    text = CONTROL_BANNER + ("\n" + old if old else "")
+    text = f"{CONTROL_BANNER}: {what}" + ("\n" + old if old else "")
     fig.suptitle(text, color="tab:red", fontsize=9, fontweight="bold")
 
 
