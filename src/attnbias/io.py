@@ -111,7 +111,9 @@ def gathered_control(control: str, metas: list[dict]) -> str:
     check_control(control)
     seen = sorted({m.get("control") or "none" for m in metas})
     if seen != [control]:
-        raise ValueError(f"gather with control={control!r}, but the runs were trained with {seen}")
+        raise ValueError(
+            f"made with control={control!r}, but its runs were trained with control {seen}"
+        )
     return control
 
 

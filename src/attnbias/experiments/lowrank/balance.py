@@ -20,7 +20,7 @@ import pandas as pd
 
 from ...analysis.lowrank import final_rows
 from ...data.pretrained import resolve_model_dir, safetensors_layer_factors
-from ...io import check_control
+from ...io import check_control, gathered_control, load_data
 from ...metrics import rank as rk
 
 # the negative control's rescaling: c = exp(u), u ~ U(−log C, log C) from default_rng(SEED)
@@ -102,14 +102,8 @@ def _proxy_frame(
     """Balance rows (:data:`BALANCE_COLUMNS`) of the proxy runs at ``lambdas`` (every seed, final
     step) from a gathered plot-ready table of per-head rows (Fig 2 recall or Fig 3 LM), which must
     have been trained under the same ``control``."""
-    from ...io import load_data
-
     df, meta = load_data(table)
-    if (meta.get("control") or "none") != control:
-        raise ValueError(
-            f"{family} proxies: {table} was trained with control={meta.get('control')!r}, this "
-            f"figure is computed with control={control!r}"
-        )
+    gathered_control(control, [meta])
     df = df.rename(columns={lam_col: "lam"})
     if "step" in df:  # the recall tables log every 50 steps: keep each run's last
         df = final_rows(df)
