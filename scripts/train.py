@@ -1,15 +1,15 @@
-"""Training rule entry point: run attnbias.experiments.<func>(**settings, **inputs) with an
-undeclared resume checkpoint, then save each returned plot-ready table: to the output of the same
-name, or, for a run returning one table, to ``csv``."""
+"""Training rule entry point: for each run of the job (one, or a batched group run in turn in this
+one process), run attnbias.experiments.<func>(**settings, **inputs) with an undeclared resume
+checkpoint, then save each returned plot-ready table: to the output of the same name, or, for a run
+returning one table, to ``csv`` (``csv<i>`` for run i of a batched job)."""
 
 from attnbias.workflow import limit_threads, named_inputs, resolve, rule_logging
 
 limit_threads(snakemake.threads)  # noqa: F821 (injected by Snakemake)
 
-from pathlib import Path  # noqa: E402
-
 import torch  # noqa: E402
 
+from attnbias.workflow import drop_run_state, finished_tables, keep_finished_tables  # noqa: E402
 from attnbias.io import save_data  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)  # noqa: F821
@@ -17,20 +17,32 @@ torch.set_num_threads(snakemake.threads)  # noqa: F821
 with rule_logging(snakemake) as log:  # noqa: F821
     p, out = snakemake.params, snakemake.output  # noqa: F821
     inputs = named_inputs(snakemake.input)  # noqa: F821
-    log.info("training %s with %s (preset %s), checkpoint %s", p.func, dict(p.settings), p.preset,
-             p.checkpoint)  # fmt: skip
-    tables = resolve("attnbias.experiments", p.func)(
-        **dict(p.settings), **inputs, checkpoint=p.checkpoint, metrics_log=p.metrics_log,
-        accelerator=p.accelerator,
-    )  # fmt: skip
+    func = resolve("attnbias.experiments", p.func)
     names = list(out.keys())
-    for name, (df, meta) in tables.items():
-        target = out[name] if name in names else out["csv"]
-        meta.setdefault("settings", dict(p.settings))
-        save_data(df, meta, target, preset=p.preset)
-        log.info("wrote %s (%d rows)", target, len(df))
-    # The outputs are safe: drop the resume checkpoint, so a later rerun (e.g. after a code change,
-    # which the checkpoint's settings fingerprint cannot see) trains afresh instead of "resuming"
-    # a finished run.
-    Path(p.checkpoint).unlink(missing_ok=True)
-    log.info("removed the finished run's checkpoint %s", p.checkpoint)
+    for run in p.runs:
+        settings = dict(run["settings"])
+        tables = finished_tables(run["finished"], settings)
+        if tables is not None:
+            log.info("%s: reused the finished run's tables in %s", settings, run["finished"])
+        else:
+            log.info("training %s with %s (preset %s), checkpoint %s", p.func, settings, p.preset,
+                     run["checkpoint"])  # fmt: skip
+            tables = func(
+                **settings, **inputs, checkpoint=run["checkpoint"],
+                metrics_log=run["metrics_log"], accelerator=p.accelerator,
+            )  # fmt: skip
+            for df, meta in tables.values():
+                meta.setdefault("settings", settings)
+            # kept until the whole job is done: a batched job killed later resumes after this run
+            keep_finished_tables(run["finished"], settings, tables, p.preset)
+        for name, (df, meta) in tables.items():
+            key = f"{name}{run['suffix']}"
+            target = out[key] if key in names else out[f"csv{run['suffix']}"]
+            save_data(df, meta, target, preset=p.preset)
+            log.info("wrote %s (%d rows)", target, len(df))
+    # The outputs are safe: drop every run's resume state, so a later rerun (e.g. after a code
+    # change, which the checkpoint's settings fingerprint cannot see) trains afresh instead of
+    # "resuming" a finished run.
+    for run in p.runs:
+        drop_run_state(run["checkpoint"], run["finished"])
+        log.info("removed the finished run's checkpoint %s", run["checkpoint"])

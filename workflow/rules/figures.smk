@@ -61,7 +61,7 @@ for (_paper, _name), _d in DOWNLOADS.items():
 
 for (_paper, _name), _s in SWEEPS.items():
     _r = _s["resources"]
-    if not use_precomputed(_s["gpu"]):
+    if not use_precomputed(_s["gpu"]) and _s["batch"] is None:
 
         rule:
             name:
@@ -87,13 +87,45 @@ for (_paper, _name), _s in SWEEPS.items():
                 runtime=lambda wildcards, attempt, t=_r["runtime"]: t * attempt,
             params:
                 func=_s["func"],
-                # functions of the wildcards only: Snakemake's params trigger ignores params
-                # derived from input/output/threads/resources
-                settings=sweep_settings(_s),
+                runs=sweep_runs(_paper, _name),
                 preset=SCALE,
                 accelerator=config["accelerator"],
-                checkpoint=scratch(_paper, _name, "checkpoint.pt"),
-                metrics_log=scratch(_paper, _name, "metrics.jsonl"),
+            script:
+                "../../scripts/train.py"
+
+    # a batched sweep: one job per group of points, run in turn in one process
+    for _label, _points in _s["groups"].items():
+        if use_precomputed(_s["gpu"]):
+            break
+
+        rule:
+            name:
+                f"{_paper}_{_name}_train_{_label}"
+            input:
+                **_s["inputs"],
+                code=_s["code"],
+            output:
+                **batch_outputs(_paper, _name, _points),
+            log:
+                f"results/logs/{_paper}_{_name}_train/{_label}.log",
+            benchmark:
+                f"results/benchmarks/{_paper}_{_name}_train/{_label}.tsv"
+            conda:
+                "../../environment.yml"
+            threads: _r["threads"]
+            resources:
+                gpu=1 if _s["gpu"] else 0,
+                gpu_mem_mb=_r.get("gpu_mem_mb", 0),
+                mem_mb=lambda wildcards, attempt, m=_r["mem_mb"]: m * attempt,
+                runtime=lambda wildcards, attempt, t=_r["runtime"] * len(_points): t * attempt,
+            params:
+                func=_s["func"],
+                runs=[
+                    run_params(_paper, _name, _p, str(_i))
+                    for _i, _p in enumerate(_points)
+                ],
+                preset=SCALE,
+                accelerator=config["accelerator"],
             script:
                 "../../scripts/train.py"
 

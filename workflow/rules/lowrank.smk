@@ -161,6 +161,9 @@ register_sweep(
         "paper": dict(threads=8, mem_mb=64000, runtime=720, gpu_mem_mb=40000),
     },
     gpu_figures=SCALE == "paper",
+    # quick: one job per (λ_SA, λ_MLP) runs its seeds in turn (start-up shared); paper: one GPU
+    # job per run
+    batch="seed" if SCALE == "quick" else None,
 )
 
 

@@ -37,7 +37,8 @@ def precomputed_files(paper, group, names):
 
 
 # Training sweeps: (paper, name) -> entry; figures.smk generates, per sweep, one training rule
-# `<paper>_<name>_train` (one job per point, its resume checkpoint under results/scratch/) and, per
+# `<paper>_<name>_train` (one job per point, its resume checkpoint under results/scratch/), or with
+# `batch=` one rule `<paper>_<name>_train_<group>` per group of points run in turn by one job, and, per
 # gathered group, a rule `<paper>_gather_<group>` writing results/data/<paper>/<group>.{csv,json}
 # from the runs of that group -- or, with gpu_results=precomputed on a GPU preset, one rule
 # `<paper>_precomputed_<group>` copying the committed files instead of both.
@@ -81,6 +82,7 @@ def register_sweep(
     gpu=None,
     tables=None,
     gpu_figures=True,
+    batch=None,
 ):
     """Register a training sweep: ``func`` (under attnbias.experiments) runs once per point.
 
@@ -100,6 +102,11 @@ def register_sweep(
     ``{table: [figures]}``.
     ``gpu_figures``: whether the figures belong to the ``gpu_figures`` target (else
     ``cpu_figures``).
+    ``batch``: a point key (e.g. ``"lr"``) whose values one job runs in turn: one job per
+    combination of the other keys, sharing one process's start-up (imports, data, tokenizer,
+    model class), for short runs where that start-up is a large share of the job (quick preset).
+    None: one job per point, which a cluster runs in parallel.  The run files, resume checkpoints
+    and gathers are the same either way.
     """
     keys = list(points[0])
     types = {k: type(points[0][k]) for k in keys}
@@ -119,6 +126,12 @@ def register_sweep(
     gpu = SCALE == "paper" if gpu is None else gpu
     res = dict(threads=1, mem_mb=2000, runtime=20)
     res.update((resources or {}).get(SCALE, {}))
+    groups = {}
+    if batch is not None:
+        assert not tables and batch in keys, "batch names a point key of a gathered sweep"
+        for p in points:
+            rest = {k: v for k, v in p.items() if k != batch}
+            groups.setdefault(point_label(rest) or "all", []).append(p)
     constraints = {
         k: _WILDCARD_RE.get(t) or "|".join(sorted({str(p[k]) for p in points}))
         for k, t in types.items()
@@ -140,6 +153,8 @@ def register_sweep(
         stem=point_label(points[0]) if tables else pattern,
         single=dict(points[0]) if tables else None,
         tables=list(tables or []),
+        batch=batch,
+        groups=groups,
     )
     for t, figs in (tables or {}).items():
         for fig in figs:
@@ -156,28 +171,50 @@ def register_sweep(
             register_figure(paper, fig, data_files(paper, group), gpu=gpu_figures)
 
 
-def sweep_settings(sweep):
-    """The params function of a sweep's training rule: shared settings plus the typed point."""
+def point_settings(sweep, point):
+    """One run's whole settings: the sweep's shared settings plus the typed point (and the
+    control switch when it is on)."""
+    if callable(sweep["settings"]):
+        return with_control(sweep["settings"](point))
+    return with_control(dict(sweep["settings"], **point))
 
-    def settings(wildcards):
+
+def run_params(paper, name, point, suffix=""):
+    """What scripts/train.py needs of one run: its settings, its undeclared resume state under
+    results/scratch/ (Snakemake deletes declared outputs before a job starts; a killed run resumes
+    from there), and the suffix of its output names (``csv0``, ``meta0``, ... in a batched job)."""
+    sweep = SWEEPS[(paper, name)]
+    folder = f"results/scratch/{paper}_{name}_train/{SCALE}/{point_label(point)}"
+    return {  # (a dict literal: `checkpoint` opening a line is a Snakemake keyword)
+        "settings": point_settings(sweep, point),
+        "checkpoint": f"{folder}/checkpoint.pt",
+        "metrics_log": f"{folder}/metrics.jsonl",
+        "finished": f"{folder}/finished",
+        "suffix": suffix,
+    }
+
+
+def sweep_runs(paper, name):
+    """The ``runs`` params function of a one-job-per-point training rule: a list of the one run
+    its wildcards name (a function of the wildcards only, since Snakemake's params trigger ignores
+    those derived from input/output/threads/resources)."""
+    sweep = SWEEPS[(paper, name)]
+
+    def runs(wildcards):
         if sweep["tables"]:  # one run: its point is fixed, no wildcards
             point = sweep["single"]
         else:
             point = {k: sweep["types"][k](wildcards[k]) for k in sweep["keys"]}
-        if callable(sweep["settings"]):
-            return with_control(sweep["settings"](point))
-        return with_control(dict(sweep["settings"], **point))
+        return [run_params(paper, name, point)]
 
-    return settings
+    return runs
 
 
-def scratch(paper, name, filename):
-    """Params function: the undeclared resume state of one run (Snakemake deletes declared
-    outputs before a job starts; a killed run resumes from here)."""
-    sweep = SWEEPS[(paper, name)]
-
-    def path(wildcards):
-        run = sweep["stem"].format(**dict(wildcards.items()))
-        return f"results/scratch/{paper}_{name}_train/{SCALE}/{run}/{filename}"
-
-    return path
+def batch_outputs(paper, name, points):
+    """Named outputs of a batched training job: ``csv<i>``/``meta<i>``, the run files of its
+    points (the same files a one-job-per-point rule writes, so gathers do not change)."""
+    out = {}
+    for i, p in enumerate(points):
+        stem = f"results/data/{paper}/{name}/{point_label(p)}"
+        out[f"csv{i}"], out[f"meta{i}"] = f"{stem}.csv", f"{stem}.json"
+    return out

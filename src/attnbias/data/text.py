@@ -21,6 +21,7 @@ dataset, how to fetch it and the offline quick preset.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -142,8 +143,14 @@ def tweets_table():
     """The deduplicated tweet table (columns sentiment, confidence, text).
 
     Texts that occur with conflicting labels are dropped; of the remaining duplicates (retweets) the
-    first is kept.
+    first is kept.  Read once per process (a batched training job runs several grid values) and
+    returned as a copy.
     """
+    return _tweets_table().copy()
+
+
+@functools.lru_cache(maxsize=1)
+def _tweets_table():
     import pandas as pd
 
     from .offline import tweets_csv_path

@@ -2,12 +2,11 @@
 
 from .augment import random_crop_flip
 from .engine import TrainConfig, fit, resolve_device
-from .probe import grad_norm, sgd_probe_norms
+from .probe import sgd_probe_norms
 
 __all__ = [
     "TrainConfig",
     "fit",
-    "grad_norm",
     "random_crop_flip",
     "resolve_device",
     "sgd_probe_norms",

@@ -13,13 +13,8 @@ import copy
 
 import torch
 
+from ..optim.stochastic import global_grad_norm
 from .engine import TrainConfig, fit
-
-
-def grad_norm(model: torch.nn.Module) -> float:
-    """Global L2 norm of the gradients of ``model`` (float64 sum over all parameters with one)."""
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
-    return sum(float(g.detach().double().pow(2).sum()) for g in grads) ** 0.5
 
 
 def sgd_probe_norms(
@@ -35,7 +30,8 @@ def sgd_probe_norms(
     augment_pad: int = 0,
     augment_flip: bool = False,
 ) -> list[float]:
-    """‖g_B‖ (:func:`grad_norm`) at each of the first ``steps`` steps of plain SGD with learning
+    """‖g_B‖ (:func:`attnbias.optim.stochastic.global_grad_norm`) at each of the first ``steps``
+    steps of plain SGD with learning
     rate ``lr``, trained by :func:`fit` on a copy of ``model`` with seed ``seed`` (the same
     minibatches as a ``fit`` run with that seed and batch size).  ``model`` is not changed."""
     probe = copy.deepcopy(model)
@@ -58,7 +54,7 @@ def sgd_probe_norms(
         device,
         image_key=image_key,
         progress=False,
-        after_backward=lambda m, step: norms.append(grad_norm(m)),
+        after_backward=lambda m, step: norms.append(float(global_grad_norm(m.parameters()))),
     )
     del probe
     return norms
