@@ -259,7 +259,7 @@ def test_cosmetic_edit_retrains_nothing_and_a_setting_does(run_dir):
         assert res.returncode == 0, res.stderr[-3000:]
         jobs = set(re.findall(r"^(?:local)?rule (\w+):", res.stdout, re.M))
         assert "lowrank_fig2" in jobs and "lowrank_table1" in jobs  # the edit was seen: re-plot
-        assert not {j for j in jobs if j.endswith("_train")}, jobs
+        assert not {j for j in jobs if re.search(r"_train(_|$)", j)}, jobs  # batched: _train_<group>
     finally:
         for p, text, st in saved:
             p.write_text(text)
@@ -271,4 +271,5 @@ def test_cosmetic_edit_retrains_nothing_and_a_setting_does(run_dir):
     assert res.returncode == 0, res.stderr[-3000:]
     jobs = set(re.findall(r"^(?:local)?rule (\w+):", res.stdout, re.M))
     assert "lowrank_fig2_train" in jobs and "params" in res.stdout.lower()
-    assert jobs.isdisjoint({"lowrank_lm_train", "lowrank_vit_train", "maxmargin_compute_fig1"})
+    assert not {j for j in jobs if j.startswith(("lowrank_lm_train", "lowrank_vit_train"))}, jobs
+    assert "maxmargin_compute_fig1" not in jobs

@@ -58,3 +58,43 @@ def test_sigkill_then_resume_matches_uninterrupted(tmp_path):
     assert res.returncode == 0, res.stderr[-4000:]
     a, b = pd.read_csv(killed / TARGET), pd.read_csv(clean / TARGET)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_batched_job_killed_at_its_second_run_keeps_the_first(tmp_path):
+    """A quick-preset batched job (fastrates Fig 7, SGD: its 3 grid values in turn) killed while
+    training its second run reuses the first run's kept tables on the rerun instead of retraining,
+    writes all three run files, and drops every run's resume state."""
+    d = copy_workflow(tmp_path / "batched")
+    short = d / "short_fig7.yaml"
+    short.write_text("fastrates:\n  fig7: {epochs: 6}\n")
+    target = "results/data/fastrates/fig7/optsgd_lr0.5.csv"  # the job's outputs: all 3 values
+    scratch = d / "results/scratch/fastrates_fig7_train/quick"
+    kept = scratch / "optsgd_lr0.05/finished/settings.json"
+    args = ["--cores", "1", target, "--configfile", *ci_configfiles(d), short]
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.Popen(
+        [str(BIN / "snakemake"), *map(str, args)], cwd=d, env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 600
+        while not kept.exists():
+            assert proc.poll() is None, "the job finished before its second run could be killed"
+            assert time.time() < deadline, "the first run's tables were never kept"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    first = pd.read_csv(kept.parent / "csv.csv")
+    assert snakemake_cmd("--unlock", *args[2:], cwd=d).returncode == 0
+    res = snakemake_cmd(*args, "--rerun-incomplete", cwd=d, timeout=900)
+    assert res.returncode == 0, res.stderr[-4000:]
+    log = (d / "results/logs/fastrates_fig7_train/optsgd.log").read_text()
+    assert log.count("reused the finished run's tables") == 1
+    assert log.count("training fastrates.train_image") == 2
+    pd.testing.assert_frame_equal(
+        pd.read_csv(d / "results/data/fastrates/fig7/optsgd_lr0.05.csv"), first
+    )
+    for lr in ("0.05", "0.15", "0.5"):
+        assert (d / f"results/data/fastrates/fig7/optsgd_lr{lr}.json").exists()
+    assert not list(scratch.rglob("finished")) and not list(scratch.rglob("checkpoint.pt"))

@@ -131,7 +131,9 @@ def register_sweep(
         assert not tables and batch in keys, "batch names a point key of a gathered sweep"
         for p in points:
             rest = {k: v for k, v in p.items() if k != batch}
-            groups.setdefault(point_label(rest) or "all", []).append(p)
+            # the group's label names its rule: letters, digits and _ only (0.3 -> 0p3)
+            label = (point_label(rest) or "all").replace(".", "p").replace("-", "m")
+            groups.setdefault(label, []).append(p)
     constraints = {
         k: _WILDCARD_RE.get(t) or "|".join(sorted({str(p[k]) for p in points}))
         for k, t in types.items()
