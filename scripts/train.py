@@ -3,13 +3,20 @@ one process), run attnbias.experiments.<func>(**settings, **inputs) with an unde
 checkpoint, then save each returned plot-ready table: to the output of the same name, or, for a run
 returning one table, to ``csv`` (``csv<i>`` for run i of a batched job)."""
 
-from attnbias.workflow import limit_threads, named_inputs, resolve, rule_logging
+from attnbias.workflow import (
+    drop_run_state,
+    finished_tables,
+    keep_finished_tables,
+    limit_threads,
+    named_inputs,
+    resolve,
+    rule_logging,
+)
 
 limit_threads(snakemake.threads)  # noqa: F821 (injected by Snakemake)
 
 import torch  # noqa: E402
 
-from attnbias.workflow import drop_run_state, finished_tables, keep_finished_tables  # noqa: E402
 from attnbias.io import save_data  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)  # noqa: F821
@@ -31,7 +38,7 @@ with rule_logging(snakemake) as log:  # noqa: F821
                 **settings, **inputs, checkpoint=run["checkpoint"],
                 metrics_log=run["metrics_log"], accelerator=p.accelerator,
             )  # fmt: skip
-            for df, meta in tables.values():
+            for _, meta in tables.values():
                 meta.setdefault("settings", settings)
             # kept until the whole job is done: a batched job killed later resumes after this run
             keep_finished_tables(run["finished"], settings, tables, p.preset)

@@ -117,7 +117,12 @@ def test_slurm_profile_covers_every_gpu_rule(paper_jobs):
 
 
 def test_slurm_profile_names_only_existing_rules():
+    """Every rule the profile names exists in the paper preset it is written for, or in the quick
+    preset (whose short training sweeps are batched into other rules)."""
     rules = set(snakemake_cmd("--list-rules", "--nolock", check=True).stdout.split())
+    paper = snakemake_cmd("--list-rules", "--nolock", "--config", "scale=paper", check=True)
+    rules |= set(paper.stdout.split())
+    assert "fastrates_fig1_train" in rules and "fastrates_fig1_train_optsgd" in rules
     prof = yaml.safe_load(PROFILES["slurm"].read_text())["set-resources"]
     assert not sorted(set(prof) - rules), "profiles/slurm set-resources names unknown rules (typo?)"
 

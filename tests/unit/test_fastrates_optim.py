@@ -191,8 +191,8 @@ def test_runner_polyak_with_model_excess_matches_closed_form_first_step():
 
 @pytest.mark.parametrize("n", [1, 4095, 4096, 3 * 4096 + 17, 11_720_448])
 def test_squared_norm_matches_a_float64_reference_at_every_size(n):
-    """The chunked float32 reduction agrees with a float64 sum to float32 rounding (2e-7), also for the
-    11.7M-entry embedding gradient where a single float32 reduction is off by ≈ 4e-4."""
+    """The chunked float32 reduction agrees with a float64 sum to float32 rounding (2e-7), also
+    for the 11.7M-entry embedding gradient where a single float32 reduction is off by ≈ 4e-4."""
     g = torch.randn(n, generator=torch.Generator().manual_seed(n)) * 3.0 + 0.5
     ref = g.double().pow(2).sum().item()
     assert squared_norm(g).dtype == torch.float64

@@ -83,8 +83,8 @@ for (_paper, _name), _s in SWEEPS.items():
             resources:
                 gpu=1 if _s["gpu"] else 0,
                 gpu_mem_mb=_r.get("gpu_mem_mb", 0),
-                mem_mb=lambda wildcards, attempt, m=_r["mem_mb"]: m * attempt,
-                runtime=lambda wildcards, attempt, t=_r["runtime"]: t * attempt,
+                mem_mb=grows_with_attempt(_r["mem_mb"]),
+                runtime=grows_with_attempt(_r["runtime"]),
             params:
                 func=_s["func"],
                 runs=sweep_runs(_paper, _name),
@@ -116,8 +116,8 @@ for (_paper, _name), _s in SWEEPS.items():
             resources:
                 gpu=1 if _s["gpu"] else 0,
                 gpu_mem_mb=_r.get("gpu_mem_mb", 0),
-                mem_mb=lambda wildcards, attempt, m=_r["mem_mb"]: m * attempt,
-                runtime=lambda wildcards, attempt, t=_r["runtime"] * len(_points): t * attempt,
+                mem_mb=grows_with_attempt(_r["mem_mb"]),
+                runtime=grows_with_attempt(_r["runtime"] * len(_points)),
             params:
                 func=_s["func"],
                 runs=[

@@ -128,7 +128,9 @@ def register_sweep(
     res.update((resources or {}).get(SCALE, {}))
     groups = {}
     if batch is not None:
-        assert not tables and batch in keys, "batch names a point key of a gathered sweep"
+        assert (
+            not tables and batch in keys
+        ), "batch names a point key of a gathered sweep"
         for p in points:
             rest = {k: v for k, v in p.items() if k != batch}
             # the group's label names its rule: letters, digits and _ only (0.3 -> 0p3)
@@ -173,6 +175,11 @@ def register_sweep(
             register_figure(paper, fig, data_files(paper, group), gpu=gpu_figures)
 
 
+def grows_with_attempt(base):
+    """A resource (mem_mb, runtime) that grows with the attempt: base × attempt."""
+    return lambda wildcards, attempt: base * attempt
+
+
 def point_settings(sweep, point):
     """One run's whole settings: the sweep's shared settings plus the typed point (and the
     control switch when it is on)."""
@@ -184,7 +191,8 @@ def point_settings(sweep, point):
 def run_params(paper, name, point, suffix=""):
     """What scripts/train.py needs of one run: its settings, its undeclared resume state under
     results/scratch/ (Snakemake deletes declared outputs before a job starts; a killed run resumes
-    from there), and the suffix of its output names (``csv0``, ``meta0``, ... in a batched job)."""
+    from there), and the suffix of its output names (``csv0``, ``meta0``, ... in a batched job).
+    """
     sweep = SWEEPS[(paper, name)]
     folder = f"results/scratch/{paper}_{name}_train/{SCALE}/{point_label(point)}"
     return {  # (a dict literal: `checkpoint` opening a line is a Snakemake keyword)
@@ -214,7 +222,8 @@ def sweep_runs(paper, name):
 
 def batch_outputs(paper, name, points):
     """Named outputs of a batched training job: ``csv<i>``/``meta<i>``, the run files of its
-    points (the same files a one-job-per-point rule writes, so gathers do not change)."""
+    points (the same files a one-job-per-point rule writes, so gathers do not change).
+    """
     out = {}
     for i, p in enumerate(points):
         stem = f"results/data/{paper}/{name}/{point_label(p)}"
