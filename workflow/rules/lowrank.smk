@@ -3,8 +3,8 @@
 # workflow/presets/paper.yaml; schema workflow/schemas/lowrank.schema.yaml.
 #   fig1, figA, figL: float64 toys (seconds, CPU).
 #   fig2: associative recall, one training job per (lambda, seed), gathered.
-#   fig3 (left), figC, table1: GPT-2 language models, one job per (lambda_SA, lambda_MLP, seed); the
-#     runs the grids share are trained once.  fig3 (right): ViTs, one job per (lambda_attn, seed).
+#   fig3 (left), figC, table1: GPT-2 language models, one run per (lambda_SA, lambda_MLP, seed) (quick:
+#     one job per (lambda_SA, lambda_MLP) over its seeds); the runs the grids share are trained once.  fig3 (right): ViTs, one job per (lambda_attn, seed).
 #   fig4, figB: per-head balance of a pretrained model (quick: the shipped MiniLM).
 
 _LR = config["lowrank"]
