@@ -21,26 +21,34 @@ def _checkpoint_epoch(path):
         return -1
 
 
-def test_sigkill_then_resume_matches_uninterrupted(tmp_path):
-    killed = copy_workflow(tmp_path / "killed")
-    clean = copy_workflow(tmp_path / "clean")
-    args = ["--cores", "2", TARGET, "--configfile", *ci_configfiles(killed)]
+def _sigkill_snakemake_once(cwd, args, ready, what, poll=0.2):
+    """Run snakemake ``args`` in ``cwd`` and SIGKILL its whole process group as soon as
+    ``ready()`` is true; fails if the run ends first or ``what`` never appears."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.Popen(
-        [str(BIN / "snakemake"), *map(str, args)], cwd=killed, env=env, start_new_session=True,
+        [str(BIN / "snakemake"), *map(str, args)], cwd=cwd, env=env, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.time() + 600
-        while _checkpoint_epoch(killed / CKPT) < 2:
+        while not ready():
             assert proc.poll() is None, (
-                "training finished before it could be killed; make the CI run longer"
+                f"the run finished before {what} could be killed; make the CI run longer"
             )
-            assert time.time() < deadline, "no checkpoint appeared"
-            time.sleep(0.2)
+            assert time.time() < deadline, f"no {what} appeared"
+            time.sleep(poll)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def test_sigkill_then_resume_matches_uninterrupted(tmp_path):
+    killed = copy_workflow(tmp_path / "killed")
+    clean = copy_workflow(tmp_path / "clean")
+    args = ["--cores", "2", TARGET, "--configfile", *ci_configfiles(killed)]
+    _sigkill_snakemake_once(
+        killed, args, lambda: _checkpoint_epoch(killed / CKPT) >= 2, "a checkpoint at epoch 2"
+    )
     epoch_at_kill = _checkpoint_epoch(killed / CKPT)
     assert not (killed / TARGET).exists()
 
@@ -71,20 +79,7 @@ def test_a_batched_job_killed_at_its_second_run_keeps_the_first(tmp_path):
     scratch = d / "results/scratch/fastrates_fig7_train/quick"
     kept = scratch / "optsgd_lr0.05/finished/settings.json"
     args = ["--cores", "1", target, "--configfile", *ci_configfiles(d), short]
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    proc = subprocess.Popen(
-        [str(BIN / "snakemake"), *map(str, args)], cwd=d, env=env, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        deadline = time.time() + 600
-        while not kept.exists():
-            assert proc.poll() is None, "the job finished before its second run could be killed"
-            assert time.time() < deadline, "the first run's tables were never kept"
-            time.sleep(0.05)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    _sigkill_snakemake_once(d, args, kept.exists, "the first run's kept tables", poll=0.05)
     first = pd.read_csv(kept.parent / "csv.csv")
     assert snakemake_cmd("--unlock", *args[2:], cwd=d).returncode == 0
     res = snakemake_cmd(*args, "--rerun-incomplete", cwd=d, timeout=900)

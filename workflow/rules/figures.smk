@@ -61,7 +61,8 @@ for (_paper, _name), _d in DOWNLOADS.items():
 
 for (_paper, _name), _s in SWEEPS.items():
     _r = _s["resources"]
-    if not use_precomputed(_s["gpu"]) and _s["batch"] is None:
+    _trains = not use_precomputed(_s["gpu"])
+    if _trains and _s["batch"] is None:
 
         rule:
             name:
@@ -94,9 +95,7 @@ for (_paper, _name), _s in SWEEPS.items():
                 "../../scripts/train.py"
 
     # a batched sweep: one job per group of points, run in turn in one process
-    for _label, _points in _s["groups"].items():
-        if use_precomputed(_s["gpu"]):
-            break
+    for _label, _points in (_s["groups"] if _trains else {}).items():
 
         rule:
             name:

@@ -31,9 +31,9 @@ def sgd_probe_norms(
     augment_flip: bool = False,
 ) -> list[float]:
     """‖g_B‖ (:func:`attnbias.optim.stochastic.global_grad_norm`) at each of the first ``steps``
-    steps of plain SGD with learning
-    rate ``lr``, trained by :func:`fit` on a copy of ``model`` with seed ``seed`` (the same
-    minibatches as a ``fit`` run with that seed and batch size).  ``model`` is not changed."""
+    steps of plain SGD with learning rate ``lr``, trained by :func:`fit` on a copy of ``model``
+    with seed ``seed`` (the same minibatches as a ``fit`` run with that seed and batch size).
+    ``model`` is not changed."""
     probe = copy.deepcopy(model)
     norms: list[float] = []
     cfg = TrainConfig(
