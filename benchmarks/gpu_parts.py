@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import resource
 import statistics
 import subprocess
@@ -321,6 +322,7 @@ def bench_vit(cpu: bool, device, workdir: Path, compile_: bool) -> dict:
     steps = 2 if cpu else 25
     if not cpu:
         torch.backends.cuda.matmul.allow_tf32 = True
+        s["batch_size"] = int(os.environ.get("GPU_CHECK_VIT_BATCH", s["batch_size"]))  # a lever
     model = build_vit(
         s["image_size"], s["patch_size"], 3, s["hidden"], s["layers"], s["heads"], s["mlp"], 10
     )
@@ -376,6 +378,8 @@ def bench_gpt2(cpu: bool, device, workdir: Path) -> dict:
     steps = 2 if cpu else 6
     if not cpu:
         torch.backends.cuda.matmul.allow_tf32 = True
+        micro = int(os.environ.get("GPU_CHECK_GPT2_MICRO", micro))  # a lever
+        accum = max(1, 128 // micro)
     vocab = 512 if cpu else 50257
     model = build_gpt2(
         vocab,
