@@ -236,8 +236,9 @@ def fit(
         if state.get("fingerprint") == cfg.fingerprint():
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["optimizer"])
-            gen.set_state(state["generator"])
-            torch.set_rng_state(state["torch_rng"])
+            # RNG states are CPU byte tensors; map_location moved them to ``device`` (CUDA)
+            gen.set_state(state["generator"].cpu())
+            torch.set_rng_state(state["torch_rng"].cpu())
             history = state["history"]
             start = state["epoch"] + 1
             log.info("resumed from %s at epoch %d", ckpt, state["epoch"])

@@ -1,0 +1,242 @@
+"""Check a GPU before the paper preset: CUDA tests, throughput/MFU benchmarks, a short training
+loop of every GPU training family, peak GPU memory — one command, one report.
+
+    PYTHONPATH=src python benchmarks/gpu_check.py --out gpu-check/        # on the GPU (≤ 15 min)
+    PYTHONPATH=src python benchmarks/gpu_check.py --out /tmp/gc --cpu     # tiny CPU mode (CI)
+    PYTHONPATH=src python benchmarks/gpu_check.py --list                  # the parts
+
+Needs only torch, transformers, tokenizers, safetensors, numpy, pandas, matplotlib, scikit-learn
+and pytest (no snakemake, datasets or cvxopt, no network): every model is built from its
+configuration with random weights, every dataset is synthetic data of the paper's shapes.
+
+Each part (:data:`gpu_parts.PARTS`) runs in a child process forked from this one (torch and
+transformers are imported once, before any CUDA use) under its own time limit; a part that fails,
+hangs or runs out of its time is killed and recorded with the reason, and the next one starts.
+The whole run keeps to ``--budget`` seconds (default 900 = 15 min): a part never gets more than
+what is left.  The report is rewritten after every part: ``gpu_check.json`` (machine-readable;
+:func:`report_problems` says whether it is complete) and ``gpu_check.md``, plus one log per part.
+Exit status: 0 when every part passed, 1 otherwise, 2 when the report is incomplete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import gpu_parts  # noqa: E402  (a sibling module of this script)
+
+STATUSES = ("ok", "failed", "timeout", "skipped")
+
+
+def machine_info(cpu: bool) -> dict:
+    """What the report was measured on (no CUDA initialisation in this process)."""
+    import torch
+    import transformers
+
+    info = {
+        "hostname": platform.node(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "cuda_runtime": torch.version.cuda,
+        "cpu_count": os.cpu_count(),
+        "mode": "cpu" if cpu else "gpu",
+    }
+    try:  # nvidia-smi answers without creating a CUDA context here
+        import subprocess
+
+        q = "name,memory.total,driver_version,clocks.max.sm,power.limit"
+        res = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+        if res.returncode == 0:
+            info["nvidia_smi"] = res.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+def _child(name: str, cpu: bool, result_file: str, log_file: str, workdir: str) -> None:
+    """Run one part in a forked child: output to its log, result (or error) to ``result_file``."""
+    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    sys.stdout = os.fdopen(1, "w", buffering=1)
+    sys.stderr = os.fdopen(2, "w", buffering=1)
+    try:
+        metrics = gpu_parts.run_part(name, cpu, Path(workdir))
+        failure = metrics.pop("_failure", None)
+        out = {"status": "failed" if failure else "ok", "metrics": metrics}
+        if failure:
+            out["reason"] = str(failure)
+    except BaseException as exc:  # recorded, never raised past the child
+        traceback.print_exc()
+        out = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:2000]}
+    Path(result_file).write_text(json.dumps(out, default=_jsonable))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _jsonable(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def _tail(path: Path, n: int = 3000) -> str:
+    try:
+        return path.read_text(errors="replace")[-n:]
+    except OSError:
+        return ""
+
+
+def run_one(name: str, cpu: bool, limit: float, out: Path) -> dict:
+    """Run part ``name`` in a forked child under ``limit`` seconds; its report entry."""
+    spec = gpu_parts.PARTS[name]
+    log = out / f"{name}.log"
+    result = out / f".{name}.result.json"
+    result.unlink(missing_ok=True)
+    work = out / "work" / name
+    work.mkdir(parents=True, exist_ok=True)
+    ctx = mp.get_context("fork")
+    t0 = time.perf_counter()
+    proc = ctx.Process(target=_child, args=(name, cpu, str(result), str(log), str(work)))
+    proc.start()
+    proc.join(limit)
+    entry = {"name": name, "kind": spec["kind"], "what": spec["what"], "limit_s": round(limit)}
+    if proc.is_alive():
+        proc.kill()
+        proc.join(30)
+        entry.update(status="timeout", reason=f"killed at its time limit of {limit:.0f} s")
+    elif result.exists():
+        entry.update(json.loads(result.read_text()))
+        result.unlink()
+    else:
+        entry.update(status="failed", reason=f"the part's process died (exit code {proc.exitcode})")
+    entry["seconds"] = round(time.perf_counter() - t0, 1)
+    if entry["status"] != "ok":
+        entry["log_tail"] = _tail(log)
+    return entry
+
+
+def report_problems(report: dict, expected: list[str] | None = None) -> list[str]:
+    """Why ``report`` is incomplete (empty when complete): every expected part present, each
+    either ``ok`` with its required metrics as finite numbers, or not ok with a reason."""
+    problems = []
+    parts = {p.get("name"): p for p in report.get("parts", [])}
+    mode = report.get("machine", {}).get("mode")
+    for name in expected if expected is not None else list(gpu_parts.PARTS):
+        p = parts.get(name)
+        if p is None:
+            problems.append(f"{name}: missing from the report")
+            continue
+        status = p.get("status")
+        if status not in STATUSES:
+            problems.append(f"{name}: unknown status {status!r}")
+        elif status != "ok":
+            if not str(p.get("reason") or "").strip():
+                problems.append(f"{name}: {status} without a reason")
+            continue
+        metrics = p.get("metrics") or {}
+        for key in gpu_parts.required_metrics(name, mode == "gpu"):
+            v = metrics.get(key)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                problems.append(f"{name}: metric {key!r} is not a finite number ({v!r})")
+    return problems
+
+
+def write_report(report: dict, out: Path) -> None:
+    (out / "gpu_check.json").write_text(json.dumps(report, indent=1, default=_jsonable) + "\n")
+    (out / "gpu_check.md").write_text(gpu_parts.markdown(report))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default="gpu-check", help="report folder (created)")
+    ap.add_argument("--cpu", action="store_true", help="tiny CPU mode (CI): same parts, tiny sizes")
+    ap.add_argument("--parts", nargs="*", help="run only these parts (default: all)")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds for the whole run (default 900 on a GPU, 300 with --cpu)",
+    )
+    ap.add_argument("--list", action="store_true", help="list the parts and exit")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, spec in gpu_parts.PARTS.items():
+            print(f"{name:26s} {spec['limit']:4d} s  {spec['what']}")
+        return 0
+    names = args.parts or list(gpu_parts.PARTS)
+    unknown = sorted(set(names) - set(gpu_parts.PARTS))
+    if unknown:
+        ap.error(f"unknown parts {unknown}; known: {list(gpu_parts.PARTS)}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    budget = args.budget or (300.0 if args.cpu else 900.0)
+    started = time.perf_counter()
+    gpu_parts.preload()
+    report = {
+        "title": "attnbias GPU check",
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": " ".join(
+            [Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]
+        ),
+        "budget_s": budget,
+        "machine": machine_info(args.cpu),
+        "formulas": gpu_parts.FORMULAS,
+        "parts": [],
+    }
+    for name in names:
+        left = budget - (time.perf_counter() - started)
+        limit = min(gpu_parts.PARTS[name]["limit"] * (0.5 if args.cpu else 1.0), left)
+        if limit < 5:
+            entry = {
+                "name": name,
+                "kind": gpu_parts.PARTS[name]["kind"],
+                "what": gpu_parts.PARTS[name]["what"],
+                "status": "skipped",
+                "seconds": 0.0,
+                "reason": f"the run's budget of {budget:.0f} s was spent",
+            }
+        else:
+            print(f"[gpu_check] {name} (limit {limit:.0f} s) ...", flush=True)
+            entry = run_one(name, args.cpu, limit, out)
+        print(
+            f"[gpu_check] {name}: {entry['status']} in {entry['seconds']} s"
+            + (f" — {entry.get('reason')}" if entry["status"] != "ok" else ""),
+            flush=True,
+        )
+        report["parts"].append(entry)
+        report["total_s"] = round(time.perf_counter() - started, 1)
+        write_report(report, out)
+    problems = report_problems(report, names)
+    report["complete"] = not problems
+    report["problems"] = problems
+    write_report(report, out)
+    print(gpu_parts.markdown(report))
+    if problems:
+        print("INCOMPLETE REPORT:\n  " + "\n  ".join(problems), flush=True)
+        return 2
+    return 0 if all(p["status"] == "ok" for p in report["parts"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

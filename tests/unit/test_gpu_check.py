@@ -1,0 +1,85 @@
+"""The ``--cpu`` (tiny) mode of ``benchmarks/gpu_check.py``: every part runs and the report is
+complete, so the GPU check cannot rot between the rare runs on a GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import gpu_check  # noqa: E402
+import gpu_parts  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cpu_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gpu_check")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--cpu", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert (out / "gpu_check.json").exists(), res.stdout[-3000:] + res.stderr[-3000:]
+    return res, json.loads((out / "gpu_check.json").read_text()), out
+
+
+@pytest.mark.slow
+def test_cpu_mode_report_is_complete_and_every_part_passes(cpu_report):
+    res, report, out = cpu_report
+    assert gpu_check.report_problems(report) == [], report.get("problems")
+    assert report["complete"] is True
+    assert [p["name"] for p in report["parts"]] == list(gpu_parts.PARTS)
+    failed = {p["name"]: p.get("reason") for p in report["parts"] if p["status"] != "ok"}
+    assert not failed, failed
+    assert res.returncode == 0, res.stdout[-3000:]
+    tests = next(p for p in report["parts"] if p["name"] == "pytest_gpu")["metrics"]
+    assert tests["collected"] >= 1 and tests["skipped"] == tests["collected"]  # no CUDA here
+    md = (out / "gpu_check.md").read_text()
+    assert all(f"`{name}`" in md for name in gpu_parts.PARTS)
+
+
+def _fake(status="ok", metrics=None, reason=None):
+    entry = {"name": "bench_gpt2", "kind": "benchmark", "status": status}
+    if metrics is not None:
+        entry["metrics"] = metrics
+    if reason is not None:
+        entry["reason"] = reason
+    return {"machine": {"mode": "gpu"}, "parts": [entry]}
+
+
+def test_report_check_can_fail():
+    good = dict(
+        throughput=1.0,
+        steady_step_s=1.0,
+        achieved_tflops=1.0,
+        final_train_loss=2.0,
+        peak_mem_mb=10,
+        mfu=0.4,
+    )
+    assert gpu_check.report_problems(_fake(metrics=good), ["bench_gpt2"]) == []
+    assert gpu_check.report_problems(_fake(metrics=good), ["bench_gpt2", "bench_bert"])  # missing
+    assert gpu_check.report_problems(_fake(metrics={**good, "mfu": float("nan")}), ["bench_gpt2"])
+    assert gpu_check.report_problems(_fake(metrics={**good, "mfu": None}), ["bench_gpt2"])
+    assert gpu_check.report_problems(_fake(status="timeout"), ["bench_gpt2"])  # no reason
+    assert not gpu_check.report_problems(
+        _fake(status="timeout", reason="killed at 60 s"), ["bench_gpt2"]
+    )
+
+
+def test_h100_report_in_the_repository_is_complete():
+    report = json.loads((ROOT / "benchmarks/results/gpu_check_h100_2026-11-24.json").read_text())
+    assert gpu_check.report_problems(report) == []
