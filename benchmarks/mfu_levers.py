@@ -1,0 +1,162 @@
+"""Which levers move the training MFU of GPT-2 124M and the maxmargin ViT-B/2 (bf16) on a GPU.
+
+    PYTHONPATH=src python benchmarks/mfu_levers.py [--cpu] [--out FILE.jsonl]
+
+One optimiser step (forward, backward, clipping, fused AdamW or SGD) is timed after warm-up
+steps (which include any compilation), between CUDA synchronisations, for each variant:
+
+- ``eager``: the engine's step as the paper preset runs it without compile;
+- ``compile_model``: ``torch.compile(model)`` (what ``TrainConfig.compile`` does today);
+- ``compile_step``: the model *and* its loss compiled together, so the bf16 → fp32 upcast of the
+  logits and the log-softmax fuse instead of materialising an fp32 copy of the (B, T, V) logits;
+- ``shift_labels`` (GPT-2): the loss over all T positions with the last target ignored, which
+  avoids the sliced copy ``logits[:, :-1]``.
+
+MFU = model FLOPs per step / step time / peak (989 TFLOP/s dense bf16 on an H100 SXM); model FLOPs
+as in ``attnbias.models.gpt2.flops_per_token`` and ``bench_vit.vit_forward_flops`` (× 3).
+Each variant prints one JSON line as soon as it is measured, so a time-out keeps what was done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+PEAK = 989e12
+
+
+def step_time(step, warm: int, iters: int, cuda: bool) -> float:
+    for _ in range(warm):
+        step()
+    if cuda:
+        torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(iters):
+        step()
+    if cuda:
+        torch.cuda.synchronize()
+    return (time.perf_counter() - t) / iters
+
+
+def gpt2_loss(kind: str):
+    def sliced(model, ids):
+        logits = model(input_ids=ids).logits
+        v = logits.shape[-1]
+        return F.cross_entropy(logits[:, :-1].float().reshape(-1, v), ids[:, 1:].reshape(-1))
+
+    def shifted(model, ids):
+        logits = model(input_ids=ids).logits
+        targets = F.pad(ids[:, 1:], (0, 1), value=-100)
+        return F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(), ignore_index=-100)
+
+    return {"sliced": sliced, "shift_labels": shifted}[kind]
+
+
+def run_gpt2(variant: str, loss_kind: str, micro: int, cpu: bool, device) -> dict:
+    from attnbias.models.gpt2 import build_gpt2, flops_per_token
+
+    dims = dict(n_embd=64, n_layer=2, n_head=2) if cpu else dict(n_embd=768, n_layer=12, n_head=12)
+    vocab, ctx = (512, 64) if cpu else (50257, 1024)
+    model = build_gpt2(vocab, ctx, eos_id=vocab - 1, pad_vocab_to=64, **dims).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=6e-4, weight_decay=0.1, fused=not cpu)
+    ids = torch.randint(0, vocab, (micro, ctx), device=device)
+    loss_fn = gpt2_loss(loss_kind)
+    fwd = model
+    if variant == "compile_model":
+        fwd = torch.compile(model)
+    elif variant == "compile_step":
+        loss_fn = torch.compile(loss_fn)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=not cpu):
+            loss = loss_fn(fwd, ids)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+
+    dt = step_time(step, 2 if cpu else 10, 2 if cpu else 20, not cpu)
+    tokens = micro * ctx
+    flops = flops_per_token(model, ctx) * tokens
+    return dict(model="gpt2_124m", variant=variant, loss=loss_kind, micro_batch=micro,
+                step_ms=dt * 1e3, tokens_per_s=tokens / dt, mfu=flops / dt / PEAK)  # fmt: skip
+
+
+def run_vit(variant: str, batch: int, cpu: bool, device) -> dict:
+    from bench_vit import vit_forward_flops
+
+    from attnbias.models.vit import build_vit
+
+    dims = (64, 2, 2, 128) if cpu else (768, 12, 12, 3072)
+    model = build_vit(32, 2 if not cpu else 8, 3, *dims, 10).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.003, momentum=0.9)
+    x = torch.randn(batch, 3, 32, 32, device=device)
+    y = torch.randint(0, 10, (batch,), device=device)
+
+    def loss_fn(m, x, y):
+        return F.cross_entropy(m(pixel_values=x).logits.float(), y)
+
+    fwd = model
+    if variant == "compile_model":
+        fwd = torch.compile(model)
+    elif variant == "compile_step":
+        loss_fn = torch.compile(loss_fn)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=not cpu):
+            loss = loss_fn(fwd, x, y)
+        loss.backward()
+        opt.step()
+
+    dt = step_time(step, 2 if cpu else 10, 2 if cpu else 30, not cpu)
+    patch = 8 if cpu else 2
+    flops = 3 * vit_forward_flops(32, patch, 3, dims[0], dims[1], dims[3], 10) * batch
+    return dict(model="vit_b2", variant=variant, batch=batch, step_ms=dt * 1e3,
+                images_per_s=batch / dt, mfu=flops / dt / PEAK)  # fmt: skip
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cpu", action="store_true")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    device = torch.device("cpu" if args.cpu else "cuda")
+    if not args.cpu:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    micro = 2 if args.cpu else 16
+    jobs = [
+        lambda: run_gpt2("eager", "sliced", micro, args.cpu, device),
+        lambda: run_gpt2("eager", "shift_labels", micro, args.cpu, device),
+        lambda: run_vit("eager", 4 if args.cpu else 128, args.cpu, device),
+        lambda: run_vit("compile_model", 4 if args.cpu else 128, args.cpu, device),
+        lambda: run_vit("compile_step", 4 if args.cpu else 128, args.cpu, device),
+        lambda: run_gpt2("compile_model", "sliced", micro, args.cpu, device),
+        lambda: run_gpt2("compile_step", "sliced", micro, args.cpu, device),
+        lambda: run_gpt2("compile_step", "shift_labels", micro, args.cpu, device),
+    ]
+    for job in jobs:
+        try:
+            row = job()
+        except Exception as exc:  # record and go on: one broken lever must not hide the rest
+            row = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+        line = json.dumps(row)
+        print(line, flush=True)
+        if args.out:
+            with open(args.out, "a") as f:
+                f.write(line + "\n")
+        if not args.cpu:
+            torch.cuda.empty_cache()
+            torch._dynamo.reset()
+
+
+if __name__ == "__main__":
+    main()
