@@ -81,5 +81,5 @@ def test_report_check_can_fail():
 
 
 def test_h100_report_in_the_repository_is_complete():
-    report = json.loads((ROOT / "benchmarks/results/gpu_check_h100_2026-11-24.json").read_text())
+    report = json.loads((ROOT / "benchmarks/reports/gpu_check_h100_2026-11-24.json").read_text())
     assert gpu_check.report_problems(report) == []
