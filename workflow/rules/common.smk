@@ -4,6 +4,8 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from attnbias.closure import code_closure, script_closure
+
 PAPERS = {
     "maxmargin": "1 – Max-margin token selection (Tarzanagh et al. 2023)",
     "fastrates": "2 – Fast rates for self-attention (Vasudeva et al.)",
@@ -68,17 +70,34 @@ def data_files(paper, group):
     return [f"results/data/{paper}/{group}.csv", f"results/data/{paper}/{group}.json"]
 
 
+def experiment_code(func):
+    """The package modules ``attnbias.experiments.<func>`` runs (its import closure, computed from
+    the sources by attnbias.closure): a job's ``code=`` input, whose edits rerun it."""
+    return code_closure(f"experiments.{func}", workflow.basedir)
+
+
+def module_code(*modules):
+    """The package modules that ``modules`` (dotted, under attnbias: ``"io"``) run, sorted."""
+    return sorted({f for m in modules for f in code_closure(m, workflow.basedir)})
+
+
+def script_code(script, *modules):
+    """The package modules a script's own ``attnbias`` imports and ``modules`` run, sorted."""
+    return sorted(
+        set(script_closure(script, workflow.basedir)) | set(module_code(*modules))
+    )
+
+
 def register_compute(
-    paper, group, figures, func, code, threads=1, mem_mb=2000, runtime="30m", gpu=False
+    paper, group, figures, func, threads=1, mem_mb=2000, runtime="30m", gpu=False
 ):
     """Register a standard compute rule running ``attnbias.experiments.<func>(**config[paper][group])``.
-
-    ``code``: package modules (paths under src/attnbias) whose edits should rerun it.
+    Its ``code=`` input is the import closure of ``func`` (:func:`experiment_code`).
     """
     COMPUTES[(paper, group)] = dict(
         figures=list(figures),
         func=func,
-        code=[f"src/attnbias/{c}" for c in code],
+        code=experiment_code(func),
         threads=threads,
         mem_mb=mem_mb,
         runtime=runtime,
@@ -91,21 +110,6 @@ def register_compute(
 def register_figure(paper, fig, data, gpu=False):
     """Register a figure whose plot and claim rules read the plot-ready files ``data``."""
     FIGURES[(paper, fig)] = dict(data=list(data), gpu=gpu)
-
-
-def claims_code(paper):
-    """A paper's claim modules: claims/<paper>.py and any claims/<paper>_<part>.py it imports."""
-    folder = Path(workflow.basedir) / "src" / "attnbias" / "claims"
-    return [
-        f"src/attnbias/claims/{f.name}"
-        for f in [folder / f"{paper}.py", *sorted(folder.glob(f"{paper}_*.py"))]
-    ]
-
-
-def analysis_code(paper):
-    """The analysis module a paper's claims and plots share (src/attnbias/analysis/), if any."""
-    path = Path(workflow.basedir) / "src" / "attnbias" / "analysis" / f"{paper}.py"
-    return [f"src/attnbias/analysis/{paper}.py"] if path.exists() else []
 
 
 def figure_outputs(paper, fig):

@@ -6,35 +6,19 @@
 # hub data on a GPU in the paper preset.  Settings live under `fastrates:` in config.yaml and
 # workflow/presets/paper.yaml, schema workflow/schemas/fastrates.schema.yaml.
 
-_FR_CODE = [
-    "experiments/fastrates/__init__.py",
-    "experiments/fastrates/synthetic.py",
-    "analysis/fastrates.py",
-    "models/attention.py",
-    "models/prompt.py",
-    "models/selfattn.py",
-    "optim/fullbatch.py",
-    "svm/qp.py",
-    "svm/attention_svm.py",
-    "svm/frobenius.py",
-    "data/fastrates.py",
-]
-
-register_compute(
-    "fastrates", "fig2", ["fig2", "table1"], "fastrates.compute_fig2", _FR_CODE
-)
-register_compute("fastrates", "fig3", ["fig3"], "fastrates.compute_fig3", _FR_CODE)
-register_compute("fastrates", "fig5", ["fig5"], "fastrates.compute_fig5", _FR_CODE)
-register_compute("fastrates", "fig8", ["fig8"], "fastrates.compute_fig8", _FR_CODE)
-register_compute("fastrates", "fig9", ["fig9"], "fastrates.compute_fig9", _FR_CODE)
-register_compute("fastrates", "fig10", ["fig10"], "fastrates.compute_fig10", _FR_CODE)
+register_compute("fastrates", "fig2", ["fig2", "table1"], "fastrates.compute_fig2")
+register_compute("fastrates", "fig3", ["fig3"], "fastrates.compute_fig3")
+register_compute("fastrates", "fig5", ["fig5"], "fastrates.compute_fig5")
+register_compute("fastrates", "fig8", ["fig8"], "fastrates.compute_fig8")
+register_compute("fastrates", "fig9", ["fig9"], "fastrates.compute_fig9")
+register_compute("fastrates", "fig10", ["fig10"], "fastrates.compute_fig10")
 
 
 # Table 1 (proposal) is also written as CSV + Markdown next to its rendered figure.
 rule fastrates_table1_files:
     input:
         data=data_files("fastrates", "fig2"),
-        code=["src/attnbias/analysis/fastrates.py", "src/attnbias/io.py"],
+        code=module_code("analysis.fastrates", "io"),
     output:
         csv="results/figures/fastrates/table1.csv",
         md="results/figures/fastrates/table1.md",
@@ -95,36 +79,8 @@ for _fig, _func in (
                 func="fastrates.gather_dl",
                 settings={"figure": _fig, "preset": SCALE},
                 figures=[_fig],
-                code=[
-                    "experiments/fastrates/__init__.py",
-                    "experiments/fastrates/gather.py",
-                    "experiments/fastrates/runs.py",
-                    "analysis/fastrates.py",
-                    "io.py",
-                ],
             )
         },
-        code=[
-            "experiments/fastrates/__init__.py",
-            "experiments/fastrates/runs.py",
-            "analysis/fastrates.py",
-            "train/__init__.py",
-            "train/engine.py",
-            "train/augment.py",
-            "train/probe.py",
-            "optim/stochastic.py",
-            "data/hub.py",
-            *(
-                ["experiments/fastrates/finetune.py", "models/sequence.py"]
-                + ["data/text.py", "data/offline.py"]
-                if _func == "fastrates.train_text"
-                else [
-                    "experiments/fastrates/image.py",
-                    "models/vit.py",
-                    "data/images.py",
-                ]
-            ),
-        ],
         inputs={"downloads": block_downloads("fastrates", _FR[_fig], _FR_HUB_DATA)},
         resources={
             "quick": dict(mem_mb=3000, runtime=20),
@@ -140,17 +96,7 @@ for _fig, _func in (
 # presets; the quick preset uses the offline digits).
 rule fastrates_compute_fig6:
     input:
-        code=[
-            f"src/attnbias/{m}"
-            for m in _FR_CODE
-            + [
-                "experiments/fastrates/mnist.py",
-                "experiments/fastrates/runs.py",
-                "data/digits.py",
-                "data/text.py",
-                "data/hub.py",
-            ]
-        ],
+        code=experiment_code("fastrates.compute_fig6"),
         downloads=block_downloads("fastrates", _FR["fig6"], _FR_HUB_DATA),
     output:
         csv="results/data/fastrates/fig6.csv",

@@ -180,11 +180,7 @@ for (_paper, _fig), _f in FIGURES.items():
             f"{_paper}_check_{_fig}"
         input:
             data=_f["data"],
-            code=[
-                *claims_code(_paper),
-                "src/attnbias/claims/core.py",
-                *analysis_code(_paper),
-            ],
+            code=script_code("scripts/check.py", f"claims.{_paper}"),
         output:
             claims=claim_file(_paper, _fig),
         log:
@@ -207,11 +203,7 @@ for (_paper, _fig), _f in FIGURES.items():
             data=_f["data"],
             claims=claim_file(_paper, _fig),
             caption=f"workflow/report/{_paper}_{_fig}.rst",
-            code=[
-                f"src/attnbias/plotting/{_paper}.py",
-                "src/attnbias/plotting/style.py",
-                *analysis_code(_paper),
-            ],
+            code=script_code("scripts/plot.py", f"plotting.{_paper}"),
         output:
             pdf=f"results/figures/{_paper}/{_fig}.pdf",
             png=report(

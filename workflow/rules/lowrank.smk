@@ -14,21 +14,18 @@ register_compute(
     "fig1",
     ["fig1"],
     "lowrank.toys.compute_fig1",
-    ["experiments/lowrank/toys.py", "metrics/rank.py", "optim/fullbatch.py"],
 )
 register_compute(
     "lowrank",
     "figA",
     ["figA"],
     "lowrank.toys.compute_figA",
-    ["experiments/lowrank/toys.py", "optim/adam.py"],
 )
 register_compute(
     "lowrank",
     "figL",
     ["figL"],
     "lowrank.toys.compute_figL",
-    ["experiments/lowrank/toys.py", "metrics/rank.py", "optim/fullbatch.py"],
 )
 
 
@@ -52,17 +49,8 @@ register_sweep(
                 "preset": SCALE,
             },
             figures=["fig2"],
-            code=["experiments/lowrank/recall.py"],
         )
     },
-    code=[
-        "experiments/lowrank/recall.py",
-        "experiments/lowrank/common.py",
-        "metrics/rank.py",
-        "models/recall.py",
-        "data/recall.py",
-        "train/engine.py",
-    ],
     resources={
         "quick": dict(mem_mb=2000, runtime=15),
         "paper": dict(threads=2, mem_mb=4000, runtime=60, gpu_mem_mb=2000),
@@ -115,25 +103,14 @@ register_sweep(
             func="lowrank.lm.gather_lm",
             settings=dict(_LM_LAYERS, preset=SCALE),
             figures=["figC"],
-            code=["experiments/lowrank/lm.py"],
         ),
         "table1": dict(
             points=_LM_T1,
             func="lowrank.lm.gather_lm",
             settings=dict(_LM_LAYERS, preset=SCALE, grid=_T1),
             figures=["table1"],
-            code=["experiments/lowrank/lm.py"],
         ),
     },
-    code=[
-        "experiments/lowrank/lm.py",
-        "experiments/lowrank/common.py",
-        "metrics/rank.py",
-        "models/gpt2.py",
-        "data/text_lm.py",
-        "data/offline.py",
-        "train/engine.py",
-    ],
     # A local Pile directory keeps this rule: it tokenises the local shards (no network).
     inputs=(
         {
@@ -171,7 +148,7 @@ register_sweep(
 rule lowrank_table1_files:
     input:
         data=data_files("lowrank", "table1"),
-        code=["src/attnbias/analysis/lowrank.py", "src/attnbias/io.py"],
+        code=module_code("analysis.lowrank", "io"),
     output:
         csv="results/figures/lowrank/table1.csv",
         md="results/figures/lowrank/table1.md",
@@ -206,19 +183,8 @@ register_sweep(
             func="lowrank.vit.gather_vit",
             settings={"preset": SCALE, "solved_acc": _VIT["solved_acc"]},
             figures=[],
-            code=["experiments/lowrank/vit.py"],
         )
     },
-    code=[
-        "experiments/lowrank/vit.py",
-        "experiments/lowrank/common.py",
-        "metrics/rank.py",
-        "models/gpt2.py",
-        "models/vit.py",
-        "data/imagenet.py",
-        "data/images.py",
-        "train/engine.py",
-    ],
     inputs=(
         {
             "downloads": register_download(

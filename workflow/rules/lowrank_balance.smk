@@ -34,17 +34,11 @@ for _fig in ("fig4", "figB"):
         name:
             f"lowrank_compute_{_fig}"
         input:
-            code=[
-                f"src/attnbias/{m}"
-                for m in (
-                    "experiments/lowrank/balance.py",
-                    "experiments/lowrank/common.py",
-                    "analysis/lowrank.py",
-                    "metrics/rank.py",
-                    "data/offline.py",
-                    "data/pretrained.py",
-                )
-            ],
+            code=experiment_code(
+                "lowrank.balance.compute_balance"
+                if _fig == "fig4"
+                else "lowrank.balance.compute_figB"
+            ),
             downloads=_BAL_DOWNLOAD if _b["source"] in _BAL_MODELS else [],
             recall="results/data/lowrank/fig2.csv" if _recall else [],
             lm=data_files("lowrank", "fig3_lm")[0] if _lmp else [],

@@ -2,34 +2,21 @@
 # Spec: ../shared/specs/maxmargin.md.  Synthetic figures (float64, CPU, seconds); settings live
 # under `maxmargin:` in config.yaml, schema workflow/schemas/maxmargin.schema.yaml.
 
-_MM_CODE = [
-    "experiments/maxmargin/synthetic.py",
-    "models/attention.py",
-    "models/prompt.py",
-    "optim/fullbatch.py",
-    "svm/qp.py",
-    "svm/attention_svm.py",
-    "data/synthetic.py",
-]
-
 register_compute(
-    "maxmargin", "fig1", ["fig1a", "fig1b", "fig1c"], "maxmargin.compute_fig1", _MM_CODE
+    "maxmargin", "fig1", ["fig1a", "fig1b", "fig1c"], "maxmargin.compute_fig1"
 )
-register_compute("maxmargin", "fig2", ["fig2"], "maxmargin.compute_fig2", _MM_CODE)
+register_compute("maxmargin", "fig2", ["fig2"], "maxmargin.compute_fig2")
 register_compute(
-    "maxmargin", "fig3", ["fig3a", "fig3b", "fig3c"], "maxmargin.compute_fig3", _MM_CODE
+    "maxmargin", "fig3", ["fig3a", "fig3b", "fig3c"], "maxmargin.compute_fig3"
 )
-register_compute(
-    "maxmargin", "fig4", ["fig4a", "fig4b"], "maxmargin.compute_fig4", _MM_CODE
-)
-register_compute("maxmargin", "fig5", ["fig5"], "maxmargin.compute_fig5", _MM_CODE)
-register_compute("maxmargin", "fig8", ["fig8"], "maxmargin.compute_fig8", _MM_CODE)
+register_compute("maxmargin", "fig4", ["fig4a", "fig4b"], "maxmargin.compute_fig4")
+register_compute("maxmargin", "fig5", ["fig5"], "maxmargin.compute_fig5")
+register_compute("maxmargin", "fig8", ["fig8"], "maxmargin.compute_fig8")
 register_compute(
     "maxmargin",
     "fig9",
     ["fig9a", "fig9b", "fig10"],
     "maxmargin.compute_fig9",
-    _MM_CODE,
     runtime="20m",
 )
 
@@ -52,14 +39,6 @@ register_sweep(
     settings={k: v for k, v in _VIT.items() if k != "seed"},
     gathers={},
     tables={"fig6": ["fig6"], "fig7": ["fig7"]},
-    code=[
-        "experiments/maxmargin/vit.py",
-        "metrics/core.py",
-        "train/engine.py",
-        "train/augment.py",
-        "models/vit.py",
-        "data/images.py",
-    ],
     inputs=(
         {
             "downloads": register_download(
