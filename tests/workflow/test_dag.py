@@ -194,3 +194,28 @@ def test_one_seed_table1_is_valid(tmp_path):
     res = _paper_dry_run(tmp_path, {"lowrank": {"table1": {"seeds": [0]}}})
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     assert "lowrank_gather_table1" in res.stdout
+
+
+def test_nested_config_override_is_typed_by_the_schema():
+    """`--config maxmargin='{fig4: {steps: 500}}'`: Snakemake passes the nested 500 as a string;
+    the workflow types it as the schema declares (integer), so the override just works."""
+    res = snakemake_cmd(
+        "-n", "--cores", "1", "--nolock", "maxmargin_fig4a", "--forceall",
+        "--config", "maxmargin={fig4: {steps: 500, lr_gd: 0.5}}",
+        "fastrates={fig1: {full_final_test: true, layers: null}}",
+        "lowrank={fig2: {lr: 1e-3, seeds: [0, 1]}}",
+    )  # fmt: skip
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    assert "results/data/maxmargin/fig4.csv" in res.stdout
+
+
+def test_nested_config_override_of_the_wrong_type_fails_at_once_saying_how():
+    res = snakemake_cmd(
+        "-n", "--cores", "1", "--nolock", "all", "--config", "maxmargin={fig4: {steps: many}}"
+    )
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    error = out[out.index("WorkflowError") :].strip().splitlines()
+    assert len(error) <= 10, error
+    assert "maxmargin.fig4.steps" in error[1] and "integer" in error[1]
+    assert "--configfile" in out and "--config maxmargin='{fig4: {steps: <integer>}}'" in out

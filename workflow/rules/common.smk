@@ -2,9 +2,11 @@
 import os
 from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
 
 from attnbias.closure import code_closure, script_closure
+from attnbias.workflow import ConfigTypeError, coerce_to_schema
 
 PAPERS = {
     "maxmargin": "1 – Max-margin token selection (Tarzanagh et al. 2023)",
@@ -26,12 +28,27 @@ for _key in ("claims_strict",):
     if isinstance(config.get(_key), str) and config[_key].lower() in _BOOLEAN_WORDS:
         config[_key] = _BOOLEAN_WORDS[config[_key].lower()]
 
+
+
+def typed_config(section, schema_path, path=""):
+    """``section`` with the string leaves of `--config key='{a: {b: 500}}'` typed as its schema
+    declares (Snakemake passes nested command-line values as strings), or a short error naming
+    the key path and how to pass the value (attnbias.workflow.coerce_to_schema)."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    try:
+        return coerce_to_schema(section, schema, path=path)
+    except ConfigTypeError as e:
+        raise WorkflowError(str(e)) from None
+
+
+_SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
+config.update(typed_config(config, _SCHEMAS / "config.schema.yaml"))
 validate(config, "../schemas/config.schema.yaml")
 # Each paper's settings have their own schema (every key required, additionalProperties: false).
 for _paper in PAPERS:
-    _schema = Path(workflow.basedir) / "workflow" / "schemas" / f"{_paper}.schema.yaml"
+    _schema = _SCHEMAS / f"{_paper}.schema.yaml"
     if _schema.exists():
-        config.setdefault(_paper, {})
+        config[_paper] = typed_config(config.get(_paper, {}), _schema, _paper)
         validate(config[_paper], str(_schema))
 
 SCALE = config["scale"]
