@@ -1,5 +1,6 @@
 # Config loading and validation, the figure registry, and shared helpers.
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -27,7 +28,6 @@ _BOOLEAN_WORDS = {
 for _key in ("claims_strict",):
     if isinstance(config.get(_key), str) and config[_key].lower() in _BOOLEAN_WORDS:
         config[_key] = _BOOLEAN_WORDS[config[_key].lower()]
-
 
 
 def typed_config(section, schema_path, path=""):
@@ -74,12 +74,25 @@ if config["seed"]:
     for _paper in PAPERS:
         config[_paper] = shift_seeds(config[_paper], config["seed"])
 
-# Figure registry: (paper, figure id) -> entry.  Paper rules files register their figures
-# (with the plot-ready data files that feed them); figures.smk turns every entry into a plot
-# rule `<paper>_<fig>` and a claim rule `<paper>_check_<fig>`, and builds the aggregates.
+# The figure table, filled by the paper files (workflow/rules/<paper>.smk): their entries, never
+# rules.  The rules of figures.smk are written once, with wildcards, and read these tables.
+# (paper, figure id) -> {data: the plot-ready files feeding it, gpu}: rules `check` and `plot`.
 FIGURES = {}
-# Standard compute rules: (paper, group) -> entry; figures.smk generates `<paper>_compute_<group>`.
+# (paper, group) -> computation: rule `compute` (results/data/<paper>/<group>.{csv,json}).
 COMPUTES = {}
+
+
+# (paper, table) -> a table also written as CSV + Markdown next to its figure: rule `table_files`.
+TABLE_FILES = {}
+
+
+def register_table_files(paper, table, group, modules, write):
+    """results/figures/<paper>/<table>.{csv,md} from the plot-ready data of ``group``:
+    ``write(data_csv, csv_path, md_path)``; ``modules`` (dotted, under attnbias) are what it runs.
+    """
+    TABLE_FILES[(paper, table)] = dict(
+        group=group, code=module_code(*modules), write=write
+    )
 
 
 def data_files(paper, group):
@@ -106,14 +119,31 @@ def script_code(script, *modules):
 
 
 def register_compute(
-    paper, group, figures, func, threads=1, mem_mb=2000, runtime="30m", gpu=False
+    paper,
+    group,
+    figures,
+    func,
+    settings=None,
+    inputs=None,
+    threads=1,
+    mem_mb=2000,
+    runtime="30m",
+    gpu=False,
 ):
-    """Register a standard compute rule running ``attnbias.experiments.<func>(**config[paper][group])``.
-    Its ``code=`` input is the import closure of ``func`` (:func:`experiment_code`).
+    """Register a computation: one job of the `compute` rule running
+    ``attnbias.experiments.<func>(**settings, **inputs)`` and writing
+    results/data/<paper>/<group>.{csv,json}, the plot-ready data of ``figures``.
+
+    ``settings``: default ``config[paper][group]``.  ``inputs``: extra named inputs (download
+    markers, other tables) passed to ``func`` by name.  ``mem_mb``/``runtime``: a value, or a
+    function of the attempt (:func:`grows_with_attempt`).  Its ``code=`` input is the import
+    closure of ``func`` (:func:`experiment_code`).
     """
     COMPUTES[(paper, group)] = dict(
         figures=list(figures),
         func=func,
+        settings=config[paper][group] if settings is None else settings,
+        inputs=dict(inputs or {}),
         code=experiment_code(func),
         threads=threads,
         mem_mb=mem_mb,
@@ -122,6 +152,11 @@ def register_compute(
     )
     for fig in figures:
         register_figure(paper, fig, data_files(paper, group), gpu=gpu)
+
+
+def grows_with_attempt(base):
+    """A resource (mem_mb, runtime) that grows with the attempt: base × attempt."""
+    return lambda wildcards, attempt: base * attempt
 
 
 def register_figure(paper, fig, data, gpu=False):
@@ -153,3 +188,60 @@ def all_targets():
     if config["claims_strict"]:
         out.append("results/claims/strict.ok")
     return out
+
+
+# --- wildcard constraints and input/param/resource functions of the rules in figures.smk ---------
+
+
+def one_of(choices):
+    """A wildcard constraint allowing, after each prefix, only its values: ``{"maxmargin/":
+    ["fig1", "fig2"], ...}``.  Each branch is a fixed-width lookbehind on the text just before the
+    wildcard (e.g. the paper folder), so that `compute`, `gather` and `precomputed`, which write
+    the same kind of path, never claim each other's files.  No choice: matches nothing.
+    """
+    branches = [
+        f"(?<={re.escape(prefix)})(?:{'|'.join(re.escape(v) for v in sorted(values, key=len, reverse=True))})"
+        for prefix, values in sorted(choices.items())
+        if values
+    ]
+    return "|".join(branches) or "(?!)"
+
+
+def by_paper(keys, prefix="{paper}/"):
+    """``{(paper, x), ...}`` as :func:`one_of` choices keyed by ``prefix`` (formatted)."""
+    out = {}
+    for paper, x, *rest in keys:
+        out.setdefault(prefix.format(paper=paper, rest=rest), []).append(x)
+    return out
+
+
+def attempt_value(value):
+    """A resource value or a function of the attempt (grows_with_attempt) at this attempt."""
+    return lambda wildcards, attempt: (
+        value(wildcards, attempt) if callable(value) else value
+    )
+
+
+def _compute(wildcards):
+    return COMPUTES[(wildcards.paper, wildcards.group)]
+
+
+def _sweep(wildcards):
+    return SWEEPS[(wildcards.paper, wildcards.sweep)]
+
+
+def _train_resource(key, default=0, per_attempt=False):
+    def value(wildcards, attempt):
+        v = _sweep(wildcards)["resources"].get(key, default)
+        return v * attempt if per_attempt else v
+
+    return value
+
+
+def _gather(wildcards):
+    return GATHERS[(wildcards.paper, wildcards.group)]
+
+
+def figure_data(wildcards):
+    """The plot-ready files of a figure (its entry in the figure table)."""
+    return FIGURES[(wildcards.paper, wildcards.fig)]["data"]

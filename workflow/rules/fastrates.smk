@@ -15,21 +15,16 @@ register_compute("fastrates", "fig10", ["fig10"], "fastrates.compute_fig10")
 
 
 # Table 1 (proposal) is also written as CSV + Markdown next to its rendered figure.
-rule fastrates_table1_files:
-    input:
-        data=data_files("fastrates", "fig2"),
-        code=module_code("analysis.fastrates", "io"),
-    output:
-        csv="results/figures/fastrates/table1.csv",
-        md="results/figures/fastrates/table1.md",
-    log:
-        "results/logs/fastrates_table1_files.log",
-    localrule: True
-    run:
-        from attnbias.io import load_data
-        from attnbias.analysis.fastrates import write_rate_table
+def _rate_table_files(data, csv, md):
+    from attnbias.analysis.fastrates import write_rate_table
+    from attnbias.io import load_data
 
-        write_rate_table(load_data(input.data[0])[0], output.csv, output.md)
+    write_rate_table(load_data(data)[0], csv, md)
+
+
+register_table_files(
+    "fastrates", "table1", "fig2", ["analysis.fastrates", "io"], _rate_table_files
+)
 
 
 # --- Deep-learning figures ----------------------------------------------------------------------
@@ -84,7 +79,9 @@ for _fig, _func in (
         inputs={"downloads": block_downloads("fastrates", _FR[_fig], _FR_HUB_DATA)},
         resources={
             "quick": dict(mem_mb=3000, runtime=20),
-            "paper": dict(threads=4, mem_mb=32000, runtime=240, gpu_mem_mb=8000),
+            "paper": dict(
+                threads=4, mem_mb=32000, runtime=240, gpu_mem_mb=8000, cpus_per_gpu=4
+            ),
         },
         # quick: one job per optimiser runs its 3 grid values in turn (≈ 5 s of start-up saved
         # per run); paper: one GPU job per grid value, in parallel on a cluster
@@ -94,36 +91,13 @@ for _fig, _func in (
 
 # Fig 6 (proposal): the paper's one-layer model on MNIST 0 vs 1 (full-batch float64, CPU in both
 # presets; the quick preset uses the offline digits).
-rule fastrates_compute_fig6:
-    input:
-        code=experiment_code("fastrates.compute_fig6"),
-        downloads=block_downloads("fastrates", _FR["fig6"], _FR_HUB_DATA),
-    output:
-        csv="results/data/fastrates/fig6.csv",
-        meta="results/data/fastrates/fig6.json",
-    log:
-        "results/logs/fastrates_compute_fig6.log",
-    benchmark:
-        "results/benchmarks/fastrates_compute_fig6.tsv"
-    conda:
-        "../../environment.yml"
-    threads: 1
-    resources:
-        mem_mb=lambda wildcards, attempt: (16000 if SCALE == "paper" else 2000)
-        * attempt,
-        runtime=lambda wildcards, attempt: (120 if SCALE == "paper" else 10) * attempt,
-    params:
-        func="fastrates.compute_fig6",
-        settings=with_control(_FR["fig6"]),
-        preset=SCALE,
-    script:
-        "../../scripts/compute.py"
-
-
-register_figure("fastrates", "fig6", data_files("fastrates", "fig6"))
-
-
-rule fastrates:
-    input:
-        paper_targets("fastrates"),
-        rules.fastrates_table1_files.output,
+register_compute(
+    "fastrates",
+    "fig6",
+    ["fig6"],
+    "fastrates.compute_fig6",
+    settings=with_control(_FR["fig6"]),
+    inputs={"downloads": block_downloads("fastrates", _FR["fig6"], _FR_HUB_DATA)},
+    mem_mb=grows_with_attempt(16000 if SCALE == "paper" else 2000),
+    runtime=grows_with_attempt(120 if SCALE == "paper" else 10),
+)

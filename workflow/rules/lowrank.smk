@@ -53,7 +53,9 @@ register_sweep(
     },
     resources={
         "quick": dict(mem_mb=2000, runtime=15),
-        "paper": dict(threads=2, mem_mb=4000, runtime=60, gpu_mem_mb=2000),
+        "paper": dict(
+            threads=2, mem_mb=4000, runtime=60, gpu_mem_mb=2000, cpus_per_gpu=2
+        ),
     },
     gpu_figures=SCALE == "paper",
 )
@@ -135,7 +137,9 @@ register_sweep(
     ),
     resources={
         "quick": dict(mem_mb=2000, runtime=20),
-        "paper": dict(threads=8, mem_mb=64000, runtime=720, gpu_mem_mb=40000),
+        "paper": dict(
+            threads=8, mem_mb=64000, runtime=720, gpu_mem_mb=40000, cpus_per_gpu=8
+        ),
     },
     gpu_figures=SCALE == "paper",
     # quick: one job per (λ_SA, λ_MLP) runs its seeds in turn (start-up shared); paper: one GPU
@@ -145,25 +149,16 @@ register_sweep(
 
 
 # Table 1 is also written as CSV + Markdown next to its heatmap.
-rule lowrank_table1_files:
-    input:
-        data=data_files("lowrank", "table1"),
-        code=module_code("analysis.lowrank", "io"),
-    output:
-        csv="results/figures/lowrank/table1.csv",
-        md="results/figures/lowrank/table1.md",
-    log:
-        "results/logs/lowrank_table1_files.log",
-    localrule: True
-    run:
-        from attnbias.analysis.lowrank import table1
-        from attnbias.io import load_data, write_table
+def _table1_files(data, csv, md):
+    from attnbias.analysis.lowrank import table1
+    from attnbias.io import load_data, write_table
 
-        write_table(
-            **table1(*load_data(input.data[0])),
-            csv_path=output.csv,
-            md_path=output.md,
-        )
+    write_table(**table1(*load_data(data)), csv_path=csv, md_path=md)
+
+
+register_table_files(
+    "lowrank", "table1", "table1", ["analysis.lowrank", "io"], _table1_files
+)
 
 
 # --- Fig 3 (right): ViTs over lambda_attn --------------------------------------------------------
@@ -203,7 +198,9 @@ register_sweep(
     ),
     resources={
         "quick": dict(mem_mb=2000, runtime=20),
-        "paper": dict(threads=16, mem_mb=96000, runtime=2880, gpu_mem_mb=40000),
+        "paper": dict(
+            threads=16, mem_mb=96000, runtime=2880, gpu_mem_mb=40000, cpus_per_gpu=16
+        ),
     },
 )
 register_figure(
@@ -216,9 +213,3 @@ register_figure(
 
 # --- Fig 4 and App. Fig. B: balance of pretrained attention (own file: length) ------------------
 include: "lowrank_balance.smk"
-
-
-rule lowrank:
-    input:
-        paper_targets("lowrank"),
-        rules.lowrank_table1_files.output,

@@ -33,8 +33,3 @@ register_compute(
     ["p5"],
     "nucnorm.compute_p5",
 )
-
-
-rule nucnorm:
-    input:
-        paper_targets("nucnorm"),

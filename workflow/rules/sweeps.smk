@@ -140,6 +140,7 @@ def register_sweep(
         for k, t in types.items()
     }
     SWEEPS[(paper, name)] = dict(
+        points=[dict(p) for p in points],
         keys=keys,
         types=types,
         pattern=pattern,
@@ -172,11 +173,6 @@ def register_sweep(
         )
         for fig in g["figures"]:
             register_figure(paper, fig, data_files(paper, group), gpu=gpu_figures)
-
-
-def grows_with_attempt(base):
-    """A resource (mem_mb, runtime) that grows with the attempt: base × attempt."""
-    return lambda wildcards, attempt: base * attempt
 
 
 def point_settings(sweep, point):
