@@ -79,6 +79,8 @@ for _fig, _func in (
         inputs={"downloads": block_downloads("fastrates", _FR[_fig], _FR_HUB_DATA)},
         resources={
             "quick": dict(mem_mb=3000, runtime=20),
+            # paper: tokenisation and data loading on 4 cores; gpu_mem_mb (an estimate): BERT-base
+            # with AdamW state, about 2 GB, plus activations of batch 16 x 300 tokens or 32 x 128
             "paper": dict(
                 threads=4, mem_mb=32000, runtime=240, gpu_mem_mb=8000, cpus_per_gpu=4
             ),
