@@ -254,16 +254,21 @@ for (_paper, _name), _d in DOWNLOADS.items():
 
 
 # --- claims and figures --------------------------------------------------------------------------
-# The code of a paper's claim and plot jobs: the scripts' own imports and claims.<paper> /
-# plotting.<paper> (their import closures), computed once per paper.
-CHECK_CODE = {p: script_code("scripts/check.py", f"claims.{p}") for p in PAPERS}
-PLOT_CODE = {p: script_code("scripts/plot.py", f"plotting.{p}") for p in PAPERS}
+# The code of a figure's claim and plot jobs: the import closures of the scripts' own imports and
+# of claims.<paper>.<fig> / plotting.<paper>.<fig> (a per-figure function or module where there is
+# one, else the whole module claims.<paper> / plotting.<paper>).
+CHECK_CODE = {
+    (p, f): script_code("scripts/check.py", f"claims.{p}.{f}") for p, f in FIGURES
+}
+PLOT_CODE = {
+    (p, f): script_code("scripts/plot.py", f"plotting.{p}.{f}") for p, f in FIGURES
+}
 
 
 rule check:
     input:
         data=figure_data,
-        code=lambda wildcards: CHECK_CODE[wildcards.paper],
+        code=lambda wildcards: CHECK_CODE[(wildcards.paper, wildcards.fig)],
     output:
         claims="results/claims/{paper}/{fig}.json",
     log:
@@ -287,7 +292,7 @@ rule plot:
         data=figure_data,
         claims="results/claims/{paper}/{fig}.json",
         caption="workflow/report/{paper}_{fig}.rst",
-        code=lambda wildcards: PLOT_CODE[wildcards.paper],
+        code=lambda wildcards: PLOT_CODE[(wildcards.paper, wildcards.fig)],
     output:
         pdf="results/figures/{paper}/{fig}.pdf",
         png=report(
@@ -424,4 +429,3 @@ for _paper in PAPERS:
                 if p == _paper
                 for ext in ("csv", "md")
             ],
-
