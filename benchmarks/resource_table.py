@@ -7,7 +7,9 @@
 Runs ``snakemake --dry-run --forceall <target> --config scale=<scale>`` (offline, nothing is
 executed) with the given workflow profile (default ``profiles/slurm``: what the cluster gets, i.e.
 the rules' own resources with the profile's ``set-resources`` on top; ``none``: the rules' own) and
-parses every job's ``resources:`` line.  One row per rule: jobs, GPUs, CPUs, host memory, wall-time
+parses every job's ``resources:`` line.  One row per rule and, for the rules written once over a
+table (``train``: one job per training run), per sweep (``lowrank/lm``): jobs, GPUs, CPUs, host
+memory, wall-time
 limit (attempt 1), the GPU memory it needs (the ``gpu_mem_mb`` resource, which is not sent to
 SLURM), and, where ``results/benchmarks`` holds a benchmark of the same preset (read from the
 provenance of the job's JSON outputs), the measured wall time and peak host memory (max over jobs).
@@ -143,18 +145,25 @@ def _seconds(s) -> str:
     return f"{s / 3600:.1f} h" if s >= 3600 else (f"{s / 60:.1f} min" if s >= 60 else f"{s:.0f} s")
 
 
+def sweep_of(job: dict) -> str:
+    """``paper/sweep`` of a job writing run files results/data/<paper>/<sweep>/<run>.*, else ""."""
+    parts = Path(job["output"][0]).parts if job["output"] else ()
+    return "/".join(parts[2:4]) if len(parts) == 5 and parts[:2] == ("results", "data") else ""
+
+
 def table(jobs: list[dict], scale: str, all_rules: bool = False, cwd: Path = ROOT) -> pd.DataFrame:
     rows = []
-    by_rule: dict[str, list[dict]] = {}
+    by_rule: dict[tuple[str, str], list[dict]] = {}
     for job in jobs:
         if not job["local"] and (all_rules or gpus(job["resources"]) > 0):
-            by_rule.setdefault(job["rule"], []).append(job)
-    for rule, rjobs in sorted(by_rule.items()):
+            by_rule.setdefault((job["rule"], sweep_of(job)), []).append(job)
+    for (rule, sweep), rjobs in sorted(by_rule.items()):
         res = rjobs[0]["resources"]
         cpus = res.get("cpus_per_gpu") if gpus(res) else None
         wall, rss, n = measured(rjobs, scale, cwd)
         rows.append({
             "rule": f"`{rule}`",
+            "sweep": f"`{sweep}`" if sweep else "—",
             "jobs": len(rjobs),
             "GPUs / job": gpus(res) or "—",
             "GPU model": res.get("gpu_model") or res.get("constraint") or "any",

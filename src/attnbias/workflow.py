@@ -211,3 +211,104 @@ def drop_run_state(checkpoint, finished) -> None:
     """Remove a run's resume checkpoint and kept tables once its job's outputs are written."""
     Path(checkpoint).unlink(missing_ok=True)
     shutil.rmtree(finished, ignore_errors=True)
+
+
+# --- command-line config values, typed by the schema -------------------------------------------
+
+_JSON_TYPES = {
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "string": lambda v: isinstance(v, str),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+}
+
+
+class ConfigTypeError(ValueError):
+    """A command-line value that cannot be read as the type its schema declares."""
+
+
+def _resolve_ref(schema: dict, root: dict) -> dict:
+    while isinstance(schema, dict) and "$ref" in schema:
+        node = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            node = node[part]
+        schema = node
+    return schema
+
+
+def _declared_types(schema: dict, root: dict) -> set[str]:
+    """Every JSON type a schema allows (``type``, and those of its anyOf/oneOf branches)."""
+    schema = _resolve_ref(schema, root)
+    declared = schema.get("type", [])
+    types = {declared} if isinstance(declared, str) else set(declared)
+    for key in ("anyOf", "oneOf"):
+        for branch in schema.get(key, []):
+            types |= _declared_types(branch, root)
+    return types
+
+
+def _parse_scalar(text: str):
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    if isinstance(value, str):  # YAML 1.1 reads 1e-3 as a string
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    return value
+
+
+def coerce_to_schema(value, schema: dict, root: dict | None = None, path: str = ""):
+    """``value`` with its string leaves typed as ``schema`` declares (integer, number, boolean,
+    null, or a YAML list/mapping): ``--config key='{a: {b: 500}}'`` reaches the workflow with
+    every nested leaf a string (Snakemake reads nested values with YAML's BaseLoader).  Values
+    already typed (config files) are returned unchanged, and so are strings where the schema allows
+    a string (except YAML's null where null is allowed too).  A string that reads as none of the
+    declared types raises :class:`ConfigTypeError` naming the key path ``path``."""
+    root = schema if root is None else root
+    schema = _resolve_ref(schema, root)
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        out = {}
+        for key, item in value.items():
+            sub = props.get(key, extra if isinstance(extra, dict) else None)
+            where = f"{path}.{key}" if path else str(key)
+            out[key] = item if sub is None else coerce_to_schema(item, sub, root, where)
+        return out
+    if isinstance(value, list):
+        items = schema.get("items")
+        if not isinstance(items, dict):
+            branches = [_resolve_ref(b, root) for b in schema.get("oneOf", schema.get("anyOf", []))]
+            items = next((b["items"] for b in branches if isinstance(b.get("items"), dict)), None)
+        if items is None:
+            return value
+        return [coerce_to_schema(v, items, root, f"{path}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, str):
+        return value
+    types = _declared_types(schema, root)
+    if not types or ("enum" in schema and value in schema["enum"]):
+        return value
+    parsed = _parse_scalar(value)
+    if "string" in types and not (parsed is None and "null" in types):
+        return value
+    if any(_JSON_TYPES[t](parsed) for t in types if t in _JSON_TYPES):
+        return coerce_to_schema(parsed, schema, root, path) if parsed is not value else parsed
+    wanted = " or ".join(sorted(types))
+    head, *rest = path.split(".")
+    example = f"<{wanted}>"
+    for key in reversed(rest):
+        example = f"{{{key}: {example}}}"
+    raise ConfigTypeError(
+        f"Config validation failed: {path} = {value!r} is not of type {wanted} "
+        "(workflow/schemas).\n"
+        f"On the command line, write nested values as YAML: --config {head}='{example}'\n"
+        "or put them in a YAML file and pass it with --configfile FILE (merged key by key)."
+    )

@@ -24,6 +24,8 @@ FIGURES = {
     "lowrank": ["fig2", "fig3", "figC", "table1", "fig4", "figB"],
 }
 TARGETS = ["gpu_figures", "fastrates_fig6", "lowrank_fig4", "lowrank_figB"]
+# the training sweeps: the benchmark folders results/benchmarks/<paper>_<sweep>_train/ of their
+# runs (one job of rule `train` per run in the paper preset; maxmargin's ViT: maxmargin_vit_train)
 TRAIN_RULES = [
     "maxmargin_vit_train",
     "fastrates_fig1_train",

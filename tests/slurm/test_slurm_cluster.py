@@ -18,8 +18,9 @@ the reason.  Deselect them with ``-m "not slurm"``.
 Every executor run is wrapped in ``timeout -k 10``: a wrong status command hangs forever (§5.4).
 The training rule is a parameter (``TRAIN_RULE``: the environment variable
 ``ATTNBIAS_SLURM_TRAIN_RULE``, else ``maxmargin_vit_train`` once the CI config has tiny ViT
-settings, else ``lowrank_fig2_train``); its first job in the DAG of ``all`` under the CI configs
-runs, on one thread, and its CSV must equal the local run's.
+settings, else ``train``, the one rule of every training run: its first job is a lowrank Fig 2
+associative-recall run); its first job in the DAG of ``all`` under the CI configs runs, on one
+thread, and its CSV must equal the local run's.
 """
 
 from __future__ import annotations
@@ -49,19 +50,20 @@ LOCK_WAIT_S = float(os.environ.get("ATTNBIAS_SLURM_LOCK_WAIT", "900"))
 
 def _default_train_rule() -> str:
     """The maxmargin ViT once tests/config/ci_maxmargin.yaml gives it tiny CI settings (a `vit`
-    section), else the lowrank associative-recall training (about 20 s on one core)."""
+    section), else the rule `train`, whose first job is a lowrank associative-recall run (about
+    20 s on one core)."""
     ci = yaml.safe_load((ROOT / "tests" / "config" / "ci_maxmargin.yaml").read_text()) or {}
-    return "maxmargin_vit_train" if "vit" in (ci.get("maxmargin") or {}) else "lowrank_fig2_train"
+    return "maxmargin_vit_train" if "vit" in (ci.get("maxmargin") or {}) else "train"
 
 
 # The torch training rule whose first job (in the DAG of `all` under the CI configs) runs on the
 # cluster; ATTNBIAS_SLURM_TRAIN_RULE overrides it ("" leaves training out).
 TRAIN_RULE = os.environ.get("ATTNBIAS_SLURM_TRAIN_RULE", _default_train_rule())
-# Synthetic figures whose compute rules are non-local (the plot and claim rules are local).
-FIGURES = {"maxmargin_fig4a": "maxmargin_compute_fig4", "maxmargin_fig3a": "maxmargin_compute_fig3"}
-FIGURE_DATA = {
-    "maxmargin_compute_fig4": "results/data/maxmargin/fig4.csv",
-    "maxmargin_compute_fig3": "results/data/maxmargin/fig3.csv",
+# Synthetic figures, and the plot-ready data their jobs of the (non-local) rule `compute` write
+# (the rules `plot` and `check` are local).
+FIGURES = {
+    "maxmargin_fig4a": "results/data/maxmargin/fig4.csv",
+    "maxmargin_fig3a": "results/data/maxmargin/fig3.csv",
 }
 
 STATUS_INTERVAL = 5  # --slurm-init-seconds-before-status-checks; MinJobAge=600 >= 3 x 5 (§5.4)
@@ -249,8 +251,8 @@ def cluster_run(slurm_cluster, workflow_copy, train_job, tmp_path_factory):
     wf = workflow_copy
     cfgs = ci_configfiles(wf)
     targets = list(FIGURES)
-    expected_rules = set(FIGURES.values())
-    compare = dict(FIGURE_DATA)
+    expected_rules = {"compute"}
+    compare = {f"compute ({fig})": csv for fig, csv in FIGURES.items()}
     options = ["--configfile", *cfgs, "--slurm-keep-successful-logs"]
     if train_job:
         rule, outputs = train_job
@@ -297,12 +299,13 @@ def test_compute_jobs_ran_as_slurm_jobs(cluster_run):
     log = cluster_run["log"]
     assert "Using workflow specific profile" in log and "profiles/slurm" in log
     subs = submissions(log)
-    by_rule = {rule: sid for _, sid, rule, _ in subs}
-    assert set(by_rule) == cluster_run["expected_rules"], subs
+    assert {rule for _, _, rule, _ in subs} == cluster_run["expected_rules"], subs
+    computes = [sid for _, sid, rule, _ in subs if rule == "compute"]
+    assert len(computes) == len(FIGURES), subs  # one job of `compute` per figure's data
     run_id = re.search(r"SLURM run ID: (\S+)", log)[1]
     queue = squeue_all()
     ctld = slurmctld_log()
-    for rule, sid in by_rule.items():
+    for _, sid, rule, _ in subs:
         job = queue[sid]
         assert job["state"] == "COMPLETED", (rule, job)
         assert job["name"] == run_id and job["partition"] == "main", (rule, job)
@@ -317,9 +320,9 @@ def test_compute_jobs_ran_as_slurm_jobs(cluster_run):
         assert any(s in ctld for s in started), (rule, sid)
         assert f"_slurm_rpc_submit_batch_job: JobId={sid} " in ctld
         assert f"_job_complete: JobId={sid} WEXITSTATUS 0" in ctld
-    # The rules' own resources reach SLURM (register_compute: 1 thread, 2000 MB, 30 min).
-    for rule in FIGURES.values():
-        info = scontrol_job(by_rule[rule])
+    # The figure table's resources reach SLURM (register_compute: 1 thread, 2000 MB, 30 min).
+    for sid in computes:
+        info = scontrol_job(sid)
         assert info["TimeLimit"] == "00:30:00" and "cpu=1,mem=2000M" in info["TRES"], info
     # The job itself ran inside the allocation: its SLURM log (kept) is Snakemake's job output.
     for _, _, rule, logfile in subs:
@@ -330,11 +333,10 @@ def test_compute_jobs_ran_as_slurm_jobs(cluster_run):
 def test_plot_and_claim_rules_stay_local(cluster_run):
     log = cluster_run["log"]
     submitted = {rule for _, _, rule, _ in submissions(log)}
+    for rule in ("plot", "check"):
+        assert f"localrule {rule}:" in log
+        assert rule not in submitted
     for fig in FIGURES:
-        check = fig.replace("maxmargin_", "maxmargin_check_")
-        for rule in (fig, check):
-            assert f"localrule {rule}:" in log
-            assert rule not in submitted
         paper, name = fig.split("_", 1)
         for ext in ("pdf", "png"):
             assert (

@@ -1,8 +1,13 @@
 # Config loading and validation, the figure registry, and shared helpers.
 import os
+import re
 from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
+
+from attnbias.closure import code_closure, script_closure
+from attnbias.workflow import ConfigTypeError, coerce_to_schema
 
 PAPERS = {
     "maxmargin": "1 – Max-margin token selection (Tarzanagh et al. 2023)",
@@ -24,12 +29,26 @@ for _key in ("claims_strict",):
     if isinstance(config.get(_key), str) and config[_key].lower() in _BOOLEAN_WORDS:
         config[_key] = _BOOLEAN_WORDS[config[_key].lower()]
 
+
+def typed_config(section, schema_path, path=""):
+    """``section`` with the string leaves of `--config key='{a: {b: 500}}'` typed as its schema
+    declares (Snakemake passes nested command-line values as strings), or a short error naming
+    the key path and how to pass the value (attnbias.workflow.coerce_to_schema)."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    try:
+        return coerce_to_schema(section, schema, path=path)
+    except ConfigTypeError as e:
+        raise WorkflowError(str(e)) from None
+
+
+_SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
+config.update(typed_config(config, _SCHEMAS / "config.schema.yaml"))
 validate(config, "../schemas/config.schema.yaml")
 # Each paper's settings have their own schema (every key required, additionalProperties: false).
 for _paper in PAPERS:
-    _schema = Path(workflow.basedir) / "workflow" / "schemas" / f"{_paper}.schema.yaml"
+    _schema = _SCHEMAS / f"{_paper}.schema.yaml"
     if _schema.exists():
-        config.setdefault(_paper, {})
+        config[_paper] = typed_config(config.get(_paper, {}), _schema, _paper)
         validate(config[_paper], str(_schema))
 
 SCALE = config["scale"]
@@ -55,12 +74,25 @@ if config["seed"]:
     for _paper in PAPERS:
         config[_paper] = shift_seeds(config[_paper], config["seed"])
 
-# Figure registry: (paper, figure id) -> entry.  Paper rules files register their figures
-# (with the plot-ready data files that feed them); figures.smk turns every entry into a plot
-# rule `<paper>_<fig>` and a claim rule `<paper>_check_<fig>`, and builds the aggregates.
+# The figure table, filled by the paper files (workflow/rules/<paper>.smk): their entries, never
+# rules.  The rules of figures.smk are written once, with wildcards, and read these tables.
+# (paper, figure id) -> {data: the plot-ready files feeding it, gpu}: rules `check` and `plot`.
 FIGURES = {}
-# Standard compute rules: (paper, group) -> entry; figures.smk generates `<paper>_compute_<group>`.
+# (paper, group) -> computation: rule `compute` (results/data/<paper>/<group>.{csv,json}).
 COMPUTES = {}
+
+
+# (paper, table) -> a table also written as CSV + Markdown next to its figure: rule `table_files`.
+TABLE_FILES = {}
+
+
+def register_table_files(paper, table, group, modules, write):
+    """results/figures/<paper>/<table>.{csv,md} from the plot-ready data of ``group``:
+    ``write(data_csv, csv_path, md_path)``; ``modules`` (dotted, under attnbias) are what it runs.
+    """
+    TABLE_FILES[(paper, table)] = dict(
+        group=group, code=module_code(*modules), write=write
+    )
 
 
 def data_files(paper, group):
@@ -68,17 +100,51 @@ def data_files(paper, group):
     return [f"results/data/{paper}/{group}.csv", f"results/data/{paper}/{group}.json"]
 
 
-def register_compute(
-    paper, group, figures, func, code, threads=1, mem_mb=2000, runtime="30m", gpu=False
-):
-    """Register a standard compute rule running ``attnbias.experiments.<func>(**config[paper][group])``.
+def experiment_code(func):
+    """The package modules ``attnbias.experiments.<func>`` runs (its import closure, computed from
+    the sources by attnbias.closure): a job's ``code=`` input, whose edits rerun it."""
+    return code_closure(f"experiments.{func}", workflow.basedir)
 
-    ``code``: package modules (paths under src/attnbias) whose edits should rerun it.
+
+def module_code(*modules):
+    """The package modules that ``modules`` (dotted, under attnbias: ``"io"``) run, sorted."""
+    return sorted({f for m in modules for f in code_closure(m, workflow.basedir)})
+
+
+def script_code(script, *modules):
+    """The package modules a script's own ``attnbias`` imports and ``modules`` run, sorted."""
+    return sorted(
+        set(script_closure(script, workflow.basedir)) | set(module_code(*modules))
+    )
+
+
+def register_compute(
+    paper,
+    group,
+    figures,
+    func,
+    settings=None,
+    inputs=None,
+    threads=1,
+    mem_mb=2000,
+    runtime="30m",
+    gpu=False,
+):
+    """Register a computation: one job of the `compute` rule running
+    ``attnbias.experiments.<func>(**settings, **inputs)`` and writing
+    results/data/<paper>/<group>.{csv,json}, the plot-ready data of ``figures``.
+
+    ``settings``: default ``config[paper][group]``.  ``inputs``: extra named inputs (download
+    markers, other tables) passed to ``func`` by name.  ``mem_mb``/``runtime``: a value, or a
+    function of the attempt (:func:`grows_with_attempt`).  Its ``code=`` input is the import
+    closure of ``func`` (:func:`experiment_code`).
     """
     COMPUTES[(paper, group)] = dict(
         figures=list(figures),
         func=func,
-        code=[f"src/attnbias/{c}" for c in code],
+        settings=config[paper][group] if settings is None else settings,
+        inputs=dict(inputs or {}),
+        code=experiment_code(func),
         threads=threads,
         mem_mb=mem_mb,
         runtime=runtime,
@@ -88,24 +154,14 @@ def register_compute(
         register_figure(paper, fig, data_files(paper, group), gpu=gpu)
 
 
+def grows_with_attempt(base):
+    """A resource (mem_mb, runtime) that grows with the attempt: base × attempt."""
+    return lambda wildcards, attempt: base * attempt
+
+
 def register_figure(paper, fig, data, gpu=False):
     """Register a figure whose plot and claim rules read the plot-ready files ``data``."""
     FIGURES[(paper, fig)] = dict(data=list(data), gpu=gpu)
-
-
-def claims_code(paper):
-    """A paper's claim modules: claims/<paper>.py and any claims/<paper>_<part>.py it imports."""
-    folder = Path(workflow.basedir) / "src" / "attnbias" / "claims"
-    return [
-        f"src/attnbias/claims/{f.name}"
-        for f in [folder / f"{paper}.py", *sorted(folder.glob(f"{paper}_*.py"))]
-    ]
-
-
-def analysis_code(paper):
-    """The analysis module a paper's claims and plots share (src/attnbias/analysis/), if any."""
-    path = Path(workflow.basedir) / "src" / "attnbias" / "analysis" / f"{paper}.py"
-    return [f"src/attnbias/analysis/{paper}.py"] if path.exists() else []
 
 
 def figure_outputs(paper, fig):
@@ -132,3 +188,60 @@ def all_targets():
     if config["claims_strict"]:
         out.append("results/claims/strict.ok")
     return out
+
+
+# --- wildcard constraints and input/param/resource functions of the rules in figures.smk ---------
+
+
+def one_of(choices):
+    """A wildcard constraint allowing, after each prefix, only its values: ``{"maxmargin/":
+    ["fig1", "fig2"], ...}``.  Each branch is a fixed-width lookbehind on the text just before the
+    wildcard (e.g. the paper folder), so that `compute`, `gather` and `precomputed`, which write
+    the same kind of path, never claim each other's files.  No choice: matches nothing.
+    """
+    branches = [
+        f"(?<={re.escape(prefix)})(?:{'|'.join(re.escape(v) for v in sorted(values, key=len, reverse=True))})"
+        for prefix, values in sorted(choices.items())
+        if values
+    ]
+    return "|".join(branches) or "(?!)"
+
+
+def by_paper(keys, prefix="{paper}/"):
+    """``{(paper, x), ...}`` as :func:`one_of` choices keyed by ``prefix`` (formatted)."""
+    out = {}
+    for paper, x, *rest in keys:
+        out.setdefault(prefix.format(paper=paper, rest=rest), []).append(x)
+    return out
+
+
+def attempt_value(value):
+    """A resource value or a function of the attempt (grows_with_attempt) at this attempt."""
+    return lambda wildcards, attempt: (
+        value(wildcards, attempt) if callable(value) else value
+    )
+
+
+def _compute(wildcards):
+    return COMPUTES[(wildcards.paper, wildcards.group)]
+
+
+def _sweep(wildcards):
+    return SWEEPS[(wildcards.paper, wildcards.sweep)]
+
+
+def _train_resource(key, default=0, per_attempt=False):
+    def value(wildcards, attempt):
+        v = _sweep(wildcards)["resources"].get(key, default)
+        return v * attempt if per_attempt else v
+
+    return value
+
+
+def _gather(wildcards):
+    return GATHERS[(wildcards.paper, wildcards.group)]
+
+
+def figure_data(wildcards):
+    """The plot-ready files of a figure (its entry in the figure table)."""
+    return FIGURES[(wildcards.paper, wildcards.fig)]["data"]

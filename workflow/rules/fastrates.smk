@@ -6,46 +6,25 @@
 # hub data on a GPU in the paper preset.  Settings live under `fastrates:` in config.yaml and
 # workflow/presets/paper.yaml, schema workflow/schemas/fastrates.schema.yaml.
 
-_FR_CODE = [
-    "experiments/fastrates/__init__.py",
-    "experiments/fastrates/synthetic.py",
-    "analysis/fastrates.py",
-    "models/attention.py",
-    "models/prompt.py",
-    "models/selfattn.py",
-    "optim/fullbatch.py",
-    "svm/qp.py",
-    "svm/attention_svm.py",
-    "svm/frobenius.py",
-    "data/fastrates.py",
-]
-
-register_compute(
-    "fastrates", "fig2", ["fig2", "table1"], "fastrates.compute_fig2", _FR_CODE
-)
-register_compute("fastrates", "fig3", ["fig3"], "fastrates.compute_fig3", _FR_CODE)
-register_compute("fastrates", "fig5", ["fig5"], "fastrates.compute_fig5", _FR_CODE)
-register_compute("fastrates", "fig8", ["fig8"], "fastrates.compute_fig8", _FR_CODE)
-register_compute("fastrates", "fig9", ["fig9"], "fastrates.compute_fig9", _FR_CODE)
-register_compute("fastrates", "fig10", ["fig10"], "fastrates.compute_fig10", _FR_CODE)
+register_compute("fastrates", "fig2", ["fig2", "table1"], "fastrates.compute_fig2")
+register_compute("fastrates", "fig3", ["fig3"], "fastrates.compute_fig3")
+register_compute("fastrates", "fig5", ["fig5"], "fastrates.compute_fig5")
+register_compute("fastrates", "fig8", ["fig8"], "fastrates.compute_fig8")
+register_compute("fastrates", "fig9", ["fig9"], "fastrates.compute_fig9")
+register_compute("fastrates", "fig10", ["fig10"], "fastrates.compute_fig10")
 
 
 # Table 1 (proposal) is also written as CSV + Markdown next to its rendered figure.
-rule fastrates_table1_files:
-    input:
-        data=data_files("fastrates", "fig2"),
-        code=["src/attnbias/analysis/fastrates.py", "src/attnbias/io.py"],
-    output:
-        csv="results/figures/fastrates/table1.csv",
-        md="results/figures/fastrates/table1.md",
-    log:
-        "results/logs/fastrates_table1_files.log",
-    localrule: True
-    run:
-        from attnbias.io import load_data
-        from attnbias.analysis.fastrates import write_rate_table
+def _rate_table_files(data, csv, md):
+    from attnbias.analysis.fastrates import write_rate_table
+    from attnbias.io import load_data
 
-        write_rate_table(load_data(input.data[0])[0], output.csv, output.md)
+    write_rate_table(load_data(data)[0], csv, md)
+
+
+register_table_files(
+    "fastrates", "table1", "fig2", ["analysis.fastrates", "io"], _rate_table_files
+)
 
 
 # --- Deep-learning figures ----------------------------------------------------------------------
@@ -95,40 +74,17 @@ for _fig, _func in (
                 func="fastrates.gather_dl",
                 settings={"figure": _fig, "preset": SCALE},
                 figures=[_fig],
-                code=[
-                    "experiments/fastrates/__init__.py",
-                    "experiments/fastrates/gather.py",
-                    "experiments/fastrates/runs.py",
-                    "analysis/fastrates.py",
-                    "io.py",
-                ],
             )
         },
-        code=[
-            "experiments/fastrates/__init__.py",
-            "experiments/fastrates/runs.py",
-            "analysis/fastrates.py",
-            "train/__init__.py",
-            "train/engine.py",
-            "train/augment.py",
-            "train/probe.py",
-            "optim/stochastic.py",
-            "data/hub.py",
-            *(
-                ["experiments/fastrates/finetune.py", "models/sequence.py"]
-                + ["data/text.py", "data/offline.py"]
-                if _func == "fastrates.train_text"
-                else [
-                    "experiments/fastrates/image.py",
-                    "models/vit.py",
-                    "data/images.py",
-                ]
-            ),
-        ],
         inputs={"downloads": block_downloads("fastrates", _FR[_fig], _FR_HUB_DATA)},
         resources={
             "quick": dict(mem_mb=3000, runtime=20),
-            "paper": dict(threads=4, mem_mb=32000, runtime=240, gpu_mem_mb=8000),
+            # paper: tokenisation and data loading on 4 cores; gpu_mem_mb: 1.25 x the peak measured
+            # on one H100 (2026-11-24, benchmarks/gpu_check.py): BERT-base 6.7 GB, Fig 7 ViT 2.0 GB;
+            # runtime: a run was projected at 5-8 min (BERT) and 20 min (Fig 7 ViT) there
+            "paper": dict(
+                threads=4, mem_mb=32000, runtime=60, gpu_mem_mb=9000, cpus_per_gpu=4
+            ),
         },
         # quick: one job per optimiser runs its 3 grid values in turn (≈ 5 s of start-up saved
         # per run); paper: one GPU job per grid value, in parallel on a cluster
@@ -138,46 +94,13 @@ for _fig, _func in (
 
 # Fig 6 (proposal): the paper's one-layer model on MNIST 0 vs 1 (full-batch float64, CPU in both
 # presets; the quick preset uses the offline digits).
-rule fastrates_compute_fig6:
-    input:
-        code=[
-            f"src/attnbias/{m}"
-            for m in _FR_CODE
-            + [
-                "experiments/fastrates/mnist.py",
-                "experiments/fastrates/runs.py",
-                "data/digits.py",
-                "data/text.py",
-                "data/hub.py",
-            ]
-        ],
-        downloads=block_downloads("fastrates", _FR["fig6"], _FR_HUB_DATA),
-    output:
-        csv="results/data/fastrates/fig6.csv",
-        meta="results/data/fastrates/fig6.json",
-    log:
-        "results/logs/fastrates_compute_fig6.log",
-    benchmark:
-        "results/benchmarks/fastrates_compute_fig6.tsv"
-    conda:
-        "../../environment.yml"
-    threads: 1
-    resources:
-        mem_mb=lambda wildcards, attempt: (16000 if SCALE == "paper" else 2000)
-        * attempt,
-        runtime=lambda wildcards, attempt: (120 if SCALE == "paper" else 10) * attempt,
-    params:
-        func="fastrates.compute_fig6",
-        settings=with_control(_FR["fig6"]),
-        preset=SCALE,
-    script:
-        "../../scripts/compute.py"
-
-
-register_figure("fastrates", "fig6", data_files("fastrates", "fig6"))
-
-
-rule fastrates:
-    input:
-        paper_targets("fastrates"),
-        rules.fastrates_table1_files.output,
+register_compute(
+    "fastrates",
+    "fig6",
+    ["fig6"],
+    "fastrates.compute_fig6",
+    settings=with_control(_FR["fig6"]),
+    inputs={"downloads": block_downloads("fastrates", _FR["fig6"], _FR_HUB_DATA)},
+    mem_mb=grows_with_attempt(16000 if SCALE == "paper" else 2000),
+    runtime=grows_with_attempt(120 if SCALE == "paper" else 10),
+)

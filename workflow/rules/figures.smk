@@ -1,35 +1,229 @@
-# Rules generated from the registry of common.smk: one compute rule per registered compute group,
-# one plot rule `<paper>_<fig>` and one claim rule `<paper>_check_<fig>` per figure, the claims
-# summary, and the aggregate targets.
-
-for (_paper, _group), _c in COMPUTES.items():
-
-    rule:
-        name:
-            f"{_paper}_compute_{_group}"
-        input:
-            code=_c["code"],
-        output:
-            csv=f"results/data/{_paper}/{_group}.csv",
-            meta=f"results/data/{_paper}/{_group}.json",
-        log:
-            f"results/logs/{_paper}_compute_{_group}.log",
-        benchmark:
-            f"results/benchmarks/{_paper}_compute_{_group}.tsv"
-        conda:
-            "../../environment.yml"
-        threads: _c["threads"]
-        resources:
-            mem_mb=_c["mem_mb"],
-            runtime=_c["runtime"],
-        params:
-            func=_c["func"],
-            settings=config[_paper][_group],
-            preset=SCALE,
-        script:
-            "../../scripts/compute.py"
+# The rules, each written once with wildcards: `compute`, `train`, `gather`, `precomputed`,
+# `check`, `plot`, `table_files`, the claims summary and gate, and the aggregates.  Their
+# inputs, params, threads and resources are functions of the wildcards reading the figure table
+# (FIGURES, COMPUTES in common.smk; SWEEPS in sweeps.smk; DOWNLOADS in downloads.smk), which the
+# paper files (workflow/rules/<paper>.smk) fill.  Two training shapes cannot be one pattern, since
+# a rule's number of outputs is fixed: a quick-preset batch of runs (`<paper>_<sweep>_train_<label>`)
+# and a single run writing plot-ready tables itself (`maxmargin_vit_train`); those rules are made
+# per entry below, and so is each hub download (`<paper>_download_<name>`, paper preset).  Every
+# named target (`maxmargin_fig1c`, `maxmargin`, ...) is an alias rule.
 
 
+# --- derived tables: which rule makes each plot-ready file -------------------------------------
+# sweeps that train here (not copied from workflow/precomputed/)
+_TRAINED = {k: s for k, s in SWEEPS.items() if not use_precomputed(s["gpu"])}
+# (paper, sweep) -> {file stem: point}: one `train` job per run (sweeps neither batched nor tables)
+TRAIN_RUNS = {
+    k: {point_label(p): p for p in s["points"]}
+    for k, s in _TRAINED.items()
+    if s["batch"] is None and not s["tables"]
+}
+# (paper, group) -> gather entry (+ its sweep)
+GATHERS = {
+    (paper, group): dict(g, sweep=name)
+    for (paper, name), s in _TRAINED.items()
+    for group, g in s["gathers"].items()
+}
+# (paper, group) -> sweep whose committed results are copied (gpu_results=precomputed)
+PRECOMPUTED_GROUPS = {
+    (paper, group): name
+    for (paper, name), s in SWEEPS.items()
+    if use_precomputed(s["gpu"])
+    for group in [*s["tables"], *s["gathers"]]
+}
+
+
+wildcard_constraints:
+    paper="|".join(PAPERS),
+
+
+# --- computations --------------------------------------------------------------------------------
+
+
+rule compute:
+    input:
+        unpack(
+            lambda wildcards: dict(
+                _compute(wildcards)["inputs"], code=_compute(wildcards)["code"]
+            )
+        ),
+    output:
+        csv="results/data/{paper}/{group}.csv",
+        meta="results/data/{paper}/{group}.json",
+    log:
+        "results/logs/{paper}_compute_{group}.log",
+    benchmark:
+        "results/benchmarks/{paper}_compute_{group}.tsv"
+    wildcard_constraints:
+        group=one_of(by_paper(COMPUTES)),
+    conda:
+        "../../environment.yml"
+    threads: lambda wildcards: _compute(wildcards)["threads"]
+    resources:
+        mem_mb=lambda wildcards, attempt: attempt_value(_compute(wildcards)["mem_mb"])(
+            wildcards, attempt
+        ),
+        runtime=lambda wildcards, attempt: attempt_value(
+            _compute(wildcards)["runtime"]
+        )(wildcards, attempt),
+    params:
+        func=lambda wildcards: _compute(wildcards)["func"],
+        settings=lambda wildcards: _compute(wildcards)["settings"],
+        preset=SCALE,
+    script:
+        "../../scripts/compute.py"
+
+
+# --- training: one job per run -------------------------------------------------------------------
+
+
+rule train:
+    input:
+        unpack(
+            lambda wildcards: dict(
+                _sweep(wildcards)["inputs"], code=_sweep(wildcards)["code"]
+            )
+        ),
+    output:
+        csv="results/data/{paper}/{sweep}/{point}.csv",
+        meta="results/data/{paper}/{sweep}/{point}.json",
+    log:
+        "results/logs/{paper}_{sweep}_train/{point}.log",
+    benchmark:
+        "results/benchmarks/{paper}_{sweep}_train/{point}.tsv"
+    wildcard_constraints:
+        sweep=one_of(by_paper(TRAIN_RUNS)),
+        point=one_of({f"{p}/{s}/": list(runs) for (p, s), runs in TRAIN_RUNS.items()}),
+    conda:
+        "../../environment.yml"
+    threads: lambda wildcards: _sweep(wildcards)["resources"]["threads"]
+    resources:
+        gpu=lambda wildcards: 1 if _sweep(wildcards)["gpu"] else 0,
+        gpu_mem_mb=_train_resource("gpu_mem_mb"),
+        cpus_per_gpu=_train_resource("cpus_per_gpu"),
+        mem_mb=_train_resource("mem_mb", per_attempt=True),
+        runtime=_train_resource("runtime", per_attempt=True),
+    params:
+        func=lambda wildcards: _sweep(wildcards)["func"],
+        runs=lambda wildcards: [
+            run_params(
+                wildcards.paper,
+                wildcards.sweep,
+                TRAIN_RUNS[(wildcards.paper, wildcards.sweep)][wildcards.point],
+            )
+        ],
+        preset=SCALE,
+        accelerator=config["accelerator"],
+    script:
+        "../../scripts/train.py"
+
+
+# Training shapes one pattern cannot express (a rule's outputs are fixed in number): a quick-preset
+# batch of runs in one process (register_sweep(batch=...)), and one run writing plot-ready tables.
+for (_paper, _name), _s in _TRAINED.items():
+    _r = _s["resources"]
+    if _s["tables"]:
+        _jobs = {"": [_s["single"]]}
+    else:
+        _jobs = {f"_{label}": points for label, points in _s["groups"].items()}
+    for _suffix, _points in _jobs.items():
+
+        rule:
+            name:
+                f"{_paper}_{_name}_train{_suffix}"
+            input:
+                **_s["inputs"],
+                code=_s["code"],
+            output:
+                **(
+                    _s["outputs"]
+                    if _s["tables"]
+                    else batch_outputs(_paper, _name, _points)
+                ),
+            log:
+                f"results/logs/{_paper}_{_name}_train/{_suffix[1:] or _s['stem']}.log",
+            benchmark:
+                f"results/benchmarks/{_paper}_{_name}_train/{_suffix[1:] or _s['stem']}.tsv"
+            conda:
+                "../../environment.yml"
+            threads: _r["threads"]
+            resources:
+                gpu=1 if _s["gpu"] else 0,
+                gpu_mem_mb=_r.get("gpu_mem_mb", 0),
+                cpus_per_gpu=_r.get("cpus_per_gpu", 0),
+                mem_mb=grows_with_attempt(_r["mem_mb"]),
+                runtime=grows_with_attempt(_r["runtime"] * len(_points)),
+            params:
+                func=_s["func"],
+                runs=(
+                    [run_params(_paper, _name, _points[0])]
+                    if _s["tables"]
+                    else [
+                        run_params(_paper, _name, _p, str(_i))
+                        for _i, _p in enumerate(_points)
+                    ]
+                ),
+                preset=SCALE,
+                accelerator=config["accelerator"],
+            script:
+                "../../scripts/train.py"
+
+
+# --- gathers and precomputed copies ----------------------------------------------------------------
+
+
+rule gather:
+    input:
+        code=lambda wildcards: _gather(wildcards)["code"],
+        parts=lambda wildcards: _gather(wildcards)["parts"],
+    output:
+        csv="results/data/{paper}/{group}.csv",
+        meta="results/data/{paper}/{group}.json",
+    log:
+        "results/logs/{paper}_gather_{group}.log",
+    benchmark:
+        "results/benchmarks/{paper}_gather_{group}.tsv"
+    wildcard_constraints:
+        group=one_of(by_paper(GATHERS)),
+    localrule: True
+    conda:
+        "../../environment.yml"
+    params:
+        func=lambda wildcards: _gather(wildcards)["func"],
+        settings=lambda wildcards: with_control(_gather(wildcards)["settings"]),
+        preset=SCALE,
+    script:
+        "../../scripts/compute.py"
+
+
+rule precomputed:
+    input:
+        lambda wildcards: precomputed_files(
+            wildcards.paper,
+            wildcards.group,
+            [f"{wildcards.group}.csv", f"{wildcards.group}.json"],
+        )(wildcards),
+    output:
+        "results/data/{paper}/{group}.csv",
+        "results/data/{paper}/{group}.json",
+    log:
+        "results/logs/{paper}_precomputed_{group}.log",
+    wildcard_constraints:
+        group=one_of(by_paper(PRECOMPUTED_GROUPS)),
+    localrule: True
+    conda:
+        "../../environment.yml"
+    params:
+        folder="results/data/{paper}",
+    shell:
+        "cp {input} {params.folder}/ 2> {log}"
+
+
+# --- hub downloads -------------------------------------------------------------------------------
+
+
+# One rule per download (`<paper>_download_<name>`, the name the loaders' errors give): a job
+# reruns on a change of its script, and scripts/download.py names the rule it runs in its error.
 for (_paper, _name), _d in DOWNLOADS.items():
 
     rule:
@@ -59,181 +253,97 @@ for (_paper, _name), _d in DOWNLOADS.items():
             "../../scripts/download.py"
 
 
-for (_paper, _name), _s in SWEEPS.items():
-    _r = _s["resources"]
-    _trains = not use_precomputed(_s["gpu"])
-    if _trains and _s["batch"] is None:
-
-        rule:
-            name:
-                f"{_paper}_{_name}_train"
-            input:
-                **_s["inputs"],
-                code=_s["code"],
-            output:
-                **_s["outputs"],
-            log:
-                f"results/logs/{_paper}_{_name}_train/{_s['stem']}.log",
-            benchmark:
-                f"results/benchmarks/{_paper}_{_name}_train/{_s['stem']}.tsv"
-            wildcard_constraints:
-                **_s["constraints"],
-            conda:
-                "../../environment.yml"
-            threads: _r["threads"]
-            resources:
-                gpu=1 if _s["gpu"] else 0,
-                gpu_mem_mb=_r.get("gpu_mem_mb", 0),
-                mem_mb=grows_with_attempt(_r["mem_mb"]),
-                runtime=grows_with_attempt(_r["runtime"]),
-            params:
-                func=_s["func"],
-                runs=sweep_runs(_paper, _name),
-                preset=SCALE,
-                accelerator=config["accelerator"],
-            script:
-                "../../scripts/train.py"
-
-    # a batched sweep: one job per group of points, run in turn in one process
-    for _label, _points in (_s["groups"] if _trains else {}).items():
-
-        rule:
-            name:
-                f"{_paper}_{_name}_train_{_label}"
-            input:
-                **_s["inputs"],
-                code=_s["code"],
-            output:
-                **batch_outputs(_paper, _name, _points),
-            log:
-                f"results/logs/{_paper}_{_name}_train/{_label}.log",
-            benchmark:
-                f"results/benchmarks/{_paper}_{_name}_train/{_label}.tsv"
-            conda:
-                "../../environment.yml"
-            threads: _r["threads"]
-            resources:
-                gpu=1 if _s["gpu"] else 0,
-                gpu_mem_mb=_r.get("gpu_mem_mb", 0),
-                mem_mb=grows_with_attempt(_r["mem_mb"]),
-                runtime=grows_with_attempt(_r["runtime"] * len(_points)),
-            params:
-                func=_s["func"],
-                runs=[
-                    run_params(_paper, _name, _p, str(_i))
-                    for _i, _p in enumerate(_points)
-                ],
-                preset=SCALE,
-                accelerator=config["accelerator"],
-            script:
-                "../../scripts/train.py"
-
-    _groups = {t: None for t in _s["tables"]} | _s["gathers"]
-    for _group, _g in _groups.items():
-        if use_precomputed(_s["gpu"]):
-
-            rule:
-                name:
-                    f"{_paper}_precomputed_{_group}"
-                input:
-                    precomputed_files(
-                        _paper, _group, [f"{_group}.csv", f"{_group}.json"]
-                    ),
-                output:
-                    data_files(_paper, _group),
-                localrule: True
-                params:
-                    folder=f"results/data/{_paper}",
-                shell:
-                    "cp {input} {params.folder}/"
-
-        elif _g is not None:
-
-            rule:
-                name:
-                    f"{_paper}_gather_{_group}"
-                input:
-                    code=_g["code"],
-                    parts=_g["parts"],
-                output:
-                    csv=f"results/data/{_paper}/{_group}.csv",
-                    meta=f"results/data/{_paper}/{_group}.json",
-                log:
-                    f"results/logs/{_paper}_gather_{_group}.log",
-                benchmark:
-                    f"results/benchmarks/{_paper}_gather_{_group}.tsv"
-                localrule: True
-                conda:
-                    "../../environment.yml"
-                params:
-                    func=_g["func"],
-                    settings=with_control(_g["settings"]),
-                    preset=SCALE,
-                script:
-                    "../../scripts/compute.py"
+# --- claims and figures --------------------------------------------------------------------------
+# The code of a figure's claim and plot jobs: the import closures of the scripts' own imports and
+# of claims.<paper>.<fig> / plotting.<paper>.<fig> (a per-figure function or module where there is
+# one, else the whole module claims.<paper> / plotting.<paper>).
+CHECK_CODE = {
+    (p, f): script_code("scripts/check.py", f"claims.{p}.{f}") for p, f in FIGURES
+}
+PLOT_CODE = {
+    (p, f): script_code("scripts/plot.py", f"plotting.{p}.{f}") for p, f in FIGURES
+}
 
 
-for (_paper, _fig), _f in FIGURES.items():
+rule check:
+    input:
+        data=figure_data,
+        code=lambda wildcards: CHECK_CODE[(wildcards.paper, wildcards.fig)],
+    output:
+        claims="results/claims/{paper}/{fig}.json",
+    log:
+        "results/logs/{paper}_check_{fig}.log",
+    benchmark:
+        "results/benchmarks/{paper}_check_{fig}.tsv"
+    wildcard_constraints:
+        fig=one_of(by_paper(FIGURES)),
+    localrule: True
+    conda:
+        "../../environment.yml"
+    params:
+        paper="{paper}",
+        figure="{fig}",
+    script:
+        "../../scripts/check.py"
 
-    rule:
-        name:
-            f"{_paper}_check_{_fig}"
-        input:
-            data=_f["data"],
-            code=[
-                *claims_code(_paper),
-                "src/attnbias/claims/core.py",
-                *analysis_code(_paper),
-            ],
-        output:
-            claims=claim_file(_paper, _fig),
-        log:
-            f"results/logs/{_paper}_check_{_fig}.log",
-        benchmark:
-            f"results/benchmarks/{_paper}_check_{_fig}.tsv"
-        localrule: True
-        conda:
-            "../../environment.yml"
-        params:
-            paper=_paper,
-            figure=_fig,
-        script:
-            "../../scripts/check.py"
 
-    rule:
-        name:
-            f"{_paper}_{_fig}"
-        input:
-            data=_f["data"],
-            claims=claim_file(_paper, _fig),
-            caption=f"workflow/report/{_paper}_{_fig}.rst",
-            code=[
-                f"src/attnbias/plotting/{_paper}.py",
-                "src/attnbias/plotting/style.py",
-                *analysis_code(_paper),
-            ],
-        output:
-            pdf=f"results/figures/{_paper}/{_fig}.pdf",
-            png=report(
-                f"results/figures/{_paper}/{_fig}.png",
-                caption=f"../../results/figures/{_paper}/{_fig}.rst",
-                category=PAPERS[_paper],
-                subcategory=_fig,
-                labels={"paper": _paper, "figure": _fig},
-            ),
-            caption=f"results/figures/{_paper}/{_fig}.rst",
-        log:
-            f"results/logs/{_paper}_{_fig}.log",
-        benchmark:
-            f"results/benchmarks/{_paper}_{_fig}.tsv"
-        localrule: True
-        conda:
-            "../../environment.yml"
-        params:
-            paper=_paper,
-            figure=_fig,
-        script:
-            "../../scripts/plot.py"
+rule plot:
+    input:
+        data=figure_data,
+        claims="results/claims/{paper}/{fig}.json",
+        caption="workflow/report/{paper}_{fig}.rst",
+        code=lambda wildcards: PLOT_CODE[(wildcards.paper, wildcards.fig)],
+    output:
+        pdf="results/figures/{paper}/{fig}.pdf",
+        png=report(
+            "results/figures/{paper}/{fig}.png",
+            caption="../report/figure.rst",
+            category=lambda wildcards: PAPERS[wildcards.paper],
+            subcategory="{fig}",
+            labels={"paper": "{paper}", "figure": "{fig}"},
+        ),
+        caption="results/figures/{paper}/{fig}.rst",
+    log:
+        "results/logs/{paper}_{fig}.log",
+    benchmark:
+        "results/benchmarks/{paper}_{fig}.tsv"
+    wildcard_constraints:
+        fig=one_of(by_paper(FIGURES)),
+    localrule: True
+    conda:
+        "../../environment.yml"
+    params:
+        paper="{paper}",
+        figure="{fig}",
+        # the report's caption (workflow/report/figure.rst) shows this rendered caption
+        report_caption=lambda wildcards: Path(
+            f"results/figures/{wildcards.paper}/{wildcards.fig}.rst"
+        ),
+    script:
+        "../../scripts/plot.py"
+
+
+# Tables also written as CSV + Markdown next to their rendered figure: (paper, table) -> entry
+# (the plot-ready group it reads, and the function writing the two files), registered by the paper
+# files.
+rule table_files:
+    input:
+        data=lambda wildcards: data_files(
+            wildcards.paper, TABLE_FILES[(wildcards.paper, wildcards.table)]["group"]
+        ),
+        code=lambda wildcards: TABLE_FILES[(wildcards.paper, wildcards.table)]["code"],
+    output:
+        csv="results/figures/{paper}/{table}.csv",
+        md="results/figures/{paper}/{table}.md",
+    log:
+        "results/logs/{paper}_{table}_files.log",
+    wildcard_constraints:
+        table=one_of(by_paper(TABLE_FILES)),
+    localrule: True
+    run:
+        TABLE_FILES[(wildcards.paper, wildcards.table)]["write"](
+            input.data[0], output.csv, output.md
+        )
 
 
 rule claims_summary:
@@ -293,3 +403,29 @@ rule checks:
     input:
         "results/claims/summary.md",
         "results/claims/summary.csv",
+
+
+# --- named targets: one alias rule per figure (`maxmargin_fig1c`) and per paper (`maxmargin`) ---
+for (_paper, _fig), _f in FIGURES.items():
+
+    rule:
+        name:
+            f"{_paper}_{_fig}"
+        input:
+            figure_outputs(_paper, _fig),
+            claim_file(_paper, _fig),
+
+
+for _paper in PAPERS:
+
+    rule:
+        name:
+            _paper
+        input:
+            paper_targets(_paper),
+            [
+                f"results/figures/{p}/{t}.{ext}"
+                for (p, t) in TABLE_FILES
+                if p == _paper
+                for ext in ("csv", "md")
+            ],

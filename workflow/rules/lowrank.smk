@@ -14,21 +14,18 @@ register_compute(
     "fig1",
     ["fig1"],
     "lowrank.toys.compute_fig1",
-    ["experiments/lowrank/toys.py", "metrics/rank.py", "optim/fullbatch.py"],
 )
 register_compute(
     "lowrank",
     "figA",
     ["figA"],
     "lowrank.toys.compute_figA",
-    ["experiments/lowrank/toys.py", "optim/adam.py"],
 )
 register_compute(
     "lowrank",
     "figL",
     ["figL"],
     "lowrank.toys.compute_figL",
-    ["experiments/lowrank/toys.py", "metrics/rank.py", "optim/fullbatch.py"],
 )
 
 
@@ -52,20 +49,15 @@ register_sweep(
                 "preset": SCALE,
             },
             figures=["fig2"],
-            code=["experiments/lowrank/recall.py"],
         )
     },
-    code=[
-        "experiments/lowrank/recall.py",
-        "experiments/lowrank/common.py",
-        "metrics/rank.py",
-        "models/recall.py",
-        "data/recall.py",
-        "train/engine.py",
-    ],
     resources={
         "quick": dict(mem_mb=2000, runtime=15),
-        "paper": dict(threads=2, mem_mb=4000, runtime=60, gpu_mem_mb=2000),
+        # paper: data sampled on the fly (2 cores); host memory above 2000: the CUDA runtime
+        # alone takes 1-2 GB; gpu_mem_mb: the recall run peaked at 1.5 GB on one H100 (2026-11-24)
+        "paper": dict(
+            threads=2, mem_mb=4000, runtime=60, gpu_mem_mb=2000, cpus_per_gpu=2
+        ),
     },
     gpu_figures=SCALE == "paper",
 )
@@ -115,25 +107,14 @@ register_sweep(
             func="lowrank.lm.gather_lm",
             settings=dict(_LM_LAYERS, preset=SCALE),
             figures=["figC"],
-            code=["experiments/lowrank/lm.py"],
         ),
         "table1": dict(
             points=_LM_T1,
             func="lowrank.lm.gather_lm",
             settings=dict(_LM_LAYERS, preset=SCALE, grid=_T1),
             figures=["table1"],
-            code=["experiments/lowrank/lm.py"],
         ),
     },
-    code=[
-        "experiments/lowrank/lm.py",
-        "experiments/lowrank/common.py",
-        "metrics/rank.py",
-        "models/gpt2.py",
-        "data/text_lm.py",
-        "data/offline.py",
-        "train/engine.py",
-    ],
     # A local Pile directory keeps this rule: it tokenises the local shards (no network).
     inputs=(
         {
@@ -158,7 +139,13 @@ register_sweep(
     ),
     resources={
         "quick": dict(mem_mb=2000, runtime=20),
-        "paper": dict(threads=8, mem_mb=64000, runtime=720, gpu_mem_mb=40000),
+        # paper: 5,000 steps of 0.5 M tokens; token windows read from the uint16 file (8 cores);
+        # gpu_mem_mb: 1.25 x the 32.0 GB peak of train_lm measured on one H100 (2026-11-24,
+        # benchmarks/gpu_check.py; micro-batch 32 x 1024 tokens, loss compiled with the model);
+        # runtime: a run was projected at 1.8 h there (408k tokens/s), hub data loading not included
+        "paper": dict(
+            threads=8, mem_mb=64000, runtime=240, gpu_mem_mb=40000, cpus_per_gpu=8
+        ),
     },
     gpu_figures=SCALE == "paper",
     # quick: one job per (λ_SA, λ_MLP) runs its seeds in turn (start-up shared); paper: one GPU
@@ -168,25 +155,16 @@ register_sweep(
 
 
 # Table 1 is also written as CSV + Markdown next to its heatmap.
-rule lowrank_table1_files:
-    input:
-        data=data_files("lowrank", "table1"),
-        code=["src/attnbias/analysis/lowrank.py", "src/attnbias/io.py"],
-    output:
-        csv="results/figures/lowrank/table1.csv",
-        md="results/figures/lowrank/table1.md",
-    log:
-        "results/logs/lowrank_table1_files.log",
-    localrule: True
-    run:
-        from attnbias.analysis.lowrank import table1
-        from attnbias.io import load_data, write_table
+def _table1_files(data, csv, md):
+    from attnbias.analysis.lowrank import table1
+    from attnbias.io import load_data, write_table
 
-        write_table(
-            **table1(*load_data(input.data[0])),
-            csv_path=output.csv,
-            md_path=output.md,
-        )
+    write_table(**table1(*load_data(data)), csv_path=csv, md_path=md)
+
+
+register_table_files(
+    "lowrank", "table1", "table1", ["analysis.lowrank", "io"], _table1_files
+)
 
 
 # --- Fig 3 (right): ViTs over lambda_attn --------------------------------------------------------
@@ -206,19 +184,8 @@ register_sweep(
             func="lowrank.vit.gather_vit",
             settings={"preset": SCALE, "solved_acc": _VIT["solved_acc"]},
             figures=[],
-            code=["experiments/lowrank/vit.py"],
         )
     },
-    code=[
-        "experiments/lowrank/vit.py",
-        "experiments/lowrank/common.py",
-        "metrics/rank.py",
-        "models/gpt2.py",
-        "models/vit.py",
-        "data/imagenet.py",
-        "data/images.py",
-        "train/engine.py",
-    ],
     inputs=(
         {
             "downloads": register_download(
@@ -237,7 +204,11 @@ register_sweep(
     ),
     resources={
         "quick": dict(mem_mb=2000, runtime=20),
-        "paper": dict(threads=16, mem_mb=96000, runtime=2880, gpu_mem_mb=40000),
+        # paper: JPEG decoding of ImageNet batches (16 cores); gpu_mem_mb: 1.25 x the 14.0 GB peak of
+        # train_vit_wd (ViT-S/16, 224², bf16) measured on one H100 (2026-11-24, gpu_check.py)
+        "paper": dict(
+            threads=16, mem_mb=96000, runtime=2880, gpu_mem_mb=18000, cpus_per_gpu=16
+        ),
     },
 )
 register_figure(
@@ -250,9 +221,3 @@ register_figure(
 
 # --- Fig 4 and App. Fig. B: balance of pretrained attention (own file: length) ------------------
 include: "lowrank_balance.smk"
-
-
-rule lowrank:
-    input:
-        paper_targets("lowrank"),
-        rules.lowrank_table1_files.output,

@@ -29,53 +29,27 @@ for _fig in ("fig4", "figB"):
     _recall = _fig == "figB" and _b["recall_proxies"]
     # Fig 4 (quick): the Fig 3 language models at lm_lambdas, read from the gathered LM table
     _lmp = _fig == "fig4" and _b.get("lm_proxies", False)
-
-    rule:
-        name:
-            f"lowrank_compute_{_fig}"
-        input:
-            code=[
-                f"src/attnbias/{m}"
-                for m in (
-                    "experiments/lowrank/balance.py",
-                    "experiments/lowrank/common.py",
-                    "analysis/lowrank.py",
-                    "metrics/rank.py",
-                    "data/offline.py",
-                    "data/pretrained.py",
-                )
-            ],
+    register_compute(
+        "lowrank",
+        _fig,
+        [_fig],
+        (
+            "lowrank.balance.compute_balance"
+            if _fig == "fig4"
+            else "lowrank.balance.compute_figB"
+        ),
+        settings=with_control(
+            dict(
+                {"source": _b["source"], "preset": SCALE},
+                **({"recall_lambdas": _b["recall_lambdas"]} if _recall else {}),
+                **({"lm_lambdas": _b["lm_lambdas"]} if _lmp else {}),
+            )
+        ),
+        inputs=dict(
             downloads=_BAL_DOWNLOAD if _b["source"] in _BAL_MODELS else [],
             recall="results/data/lowrank/fig2.csv" if _recall else [],
             lm=data_files("lowrank", "fig3_lm")[0] if _lmp else [],
-        output:
-            csv=f"results/data/lowrank/{_fig}.csv",
-            meta=f"results/data/lowrank/{_fig}.json",
-        log:
-            f"results/logs/lowrank_compute_{_fig}.log",
-        benchmark:
-            f"results/benchmarks/lowrank_compute_{_fig}.tsv"
-        conda:
-            "../../environment.yml"
-        threads: 1
-        resources:
-            mem_mb=lambda wildcards, attempt: 8000 * attempt,
-            runtime=lambda wildcards, attempt: 30 * attempt,
-        params:
-            func=(
-                "lowrank.balance.compute_balance"
-                if _fig == "fig4"
-                else "lowrank.balance.compute_figB"
-            ),
-            settings=with_control(
-                dict(
-                    {"source": _b["source"], "preset": SCALE},
-                    **({"recall_lambdas": _b["recall_lambdas"]} if _recall else {}),
-                    **({"lm_lambdas": _b["lm_lambdas"]} if _lmp else {}),
-                )
-            ),
-            preset=SCALE,
-        script:
-            "../../scripts/compute.py"
-
-    register_figure("lowrank", _fig, data_files("lowrank", _fig))
+        ),
+        mem_mb=grows_with_attempt(8000),
+        runtime=grows_with_attempt(30),
+    )

@@ -76,7 +76,6 @@ def register_sweep(
     func,
     settings,
     gathers,
-    code,
     inputs=None,
     resources=None,
     gpu=None,
@@ -91,9 +90,9 @@ def register_sweep(
     ``settings``: dict shared by every run, to which the point's values are added (typed as in
     ``points``); or a function of the point returning a run's whole settings.
     ``gathers``: ``{group: dict(points=[...] or None for all, func=..., settings={...},
-    figures=[...], code=[...])}``; the gather function receives the runs' CSVs as ``parts``.
-    ``code``: package modules (under src/attnbias) whose edits rerun the training jobs: only what
-    the job runs.  ``inputs``: named inputs (e.g. download markers) passed to ``func`` by name.
+    figures=[...])}``; the gather function receives the runs' CSVs as ``parts``.
+    The jobs' ``code=`` inputs are the import closures of ``func`` and of each gather's ``func``
+    (:func:`experiment_code`).  ``inputs``: named inputs (e.g. download markers) passed to ``func`` by name.
     ``resources``: {"quick": {...}, "paper": {...}} for the preset in use (threads, mem_mb,
     runtime in minutes, gpu_mem_mb); mem_mb and runtime grow with the attempt.
     ``gpu``: whether the jobs need a GPU (default: the paper preset).
@@ -141,12 +140,13 @@ def register_sweep(
         for k, t in types.items()
     }
     SWEEPS[(paper, name)] = dict(
+        points=[dict(p) for p in points],
         keys=keys,
         types=types,
         pattern=pattern,
         func=func,
         settings=settings,
-        code=[f"src/attnbias/{c}" for c in code],
+        code=experiment_code(func),
         inputs=dict(inputs or {}),
         resources=res,
         gpu=gpu,
@@ -169,15 +169,10 @@ def register_sweep(
             parts=[f"results/data/{paper}/{name}/{point_label(p)}.csv" for p in chosen],
             func=g["func"],
             settings=g.get("settings", {}),
-            code=[f"src/attnbias/{c}" for c in g.get("code", code)],
+            code=experiment_code(g["func"]),
         )
         for fig in g["figures"]:
             register_figure(paper, fig, data_files(paper, group), gpu=gpu_figures)
-
-
-def grows_with_attempt(base):
-    """A resource (mem_mb, runtime) that grows with the attempt: base × attempt."""
-    return lambda wildcards, attempt: base * attempt
 
 
 def point_settings(sweep, point):

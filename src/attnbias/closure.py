@@ -1,0 +1,184 @@
+"""Which package modules a job's code depends on: the import closure, computed from the sources.
+
+The workflow's jobs list, as ``input: code=``, the package modules whose edits should rerun them.
+Those lists are computed here when Snakemake parses the workflow, by a static walk of the
+sources' ``import`` statements (nothing is imported: parsing stays fast and never loads torch):
+
+* :func:`code_closure` (``"experiments.maxmargin.compute_fig1"``, or a module such as ``"io"``):
+  the module that defines the function (a name re-exported by a package ``__init__``, also
+  lazily through its ``_EXPORTS`` table, is followed to the module that defines it), then every
+  module that one imports from ``attnbias`` (absolute or relative, at module level or inside a
+  function), transitively.  ``from ..svm import min_norm_qp`` is followed to the module that
+  defines ``min_norm_qp``.  The ``__init__.py`` of every package on the way is included (it
+  runs on import), without following the re-exports the job does not use: editing
+  ``experiments/maxmargin/vit.py`` does not rerun the synthetic maxmargin figures.
+* :func:`script_closure` (``"scripts/plot.py"``): the union over a script's own ``attnbias``
+  imports.
+
+Paths come back sorted, as ``src/attnbias/<...>.py`` relative to the repository root.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+PACKAGE = "attnbias"
+_SRC = Path(__file__).resolve().parents[1]  # the src/ folder this module lives in
+
+
+def _file(src: Path, module: str) -> Path | None:
+    """The source file of ``module`` (dotted, under ``attnbias``), or None if none."""
+    base = src.joinpath(*module.split("."))
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    return None
+
+
+def _is_package(src: Path, module: str) -> bool:
+    return (src.joinpath(*module.split(".")) / "__init__.py").is_file()
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _absolute(src: Path, module: str, node: ast.ImportFrom) -> str | None:
+    """The absolute module an ``ImportFrom`` in ``module`` names, or None outside the package."""
+    if node.level == 0:
+        return node.module
+    # the package a relative import is relative to: the module's own if it is a package
+    parts = module.split(".") if _is_package(src, module) else module.split(".")[:-1]
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
+def _inside(name: str | None) -> bool:
+    return bool(name) and (name == PACKAGE or name.startswith(PACKAGE + "."))
+
+
+def _defining(src: Path, module: str, name: str) -> list[str]:
+    """The modules to follow for ``from <module> import <name>``: the submodule ``name``, or the
+    module that defines ``name`` (through re-exports), with the packages that re-export it."""
+    sub = f"{module}.{name}"
+    if _file(src, sub) is not None:
+        return [sub]
+    path = _file(src, module)
+    if path is None or not _is_package(src, module):
+        return [module]
+    tree = _tree(path)
+    for node in tree.body:  # defined in the __init__ itself
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                return [module]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return [module]
+    for node in tree.body:  # re-exported: `from .x import name`
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) == name and alias.name != "*":
+                    origin = _absolute(src, module, node)
+                    if _inside(origin):
+                        return [_stem(module), *_defining(src, origin, alias.name)]
+    exports = _lazy_exports(tree)  # re-exported lazily (PEP 562): _EXPORTS = {name: module}
+    if name in exports:
+        target = exports[name]
+        level = len(target) - len(target.lstrip("."))
+        node = ast.ImportFrom(module=target.lstrip(".") or None, names=[], level=level)
+        origin = _absolute(src, module, node)
+        if _inside(origin):
+            return [_stem(module), *_defining(src, origin, name)]
+    return [module]  # not found statically: the whole package, conservatively
+
+
+def _stem(module: str) -> str:
+    """A package counted as its ``__init__`` file only (not followed): marked with a trailing !"""
+    return module + "!"
+
+
+def _lazy_exports(tree: ast.Module) -> dict[str, str]:
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in node.targets)
+            and isinstance(node.value, ast.Dict)
+        ):
+            return {
+                k.value: v.value
+                for k, v in zip(node.value.keys, node.value.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+            }
+    return {}
+
+
+def _imports(src: Path, module: str, tree: ast.AST) -> list[str]:
+    """The package modules one module (or script) imports, anywhere in its source."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names if _inside(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(src, module, node)
+            if not _inside(base):
+                continue
+            for alias in node.names:
+                out += [base] if alias.name == "*" else _defining(src, base, alias.name)
+    return out
+
+
+def _walk(src: Path, start: list[str]) -> list[str]:
+    files: set[Path] = set()
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        only_init = module.endswith("!")
+        module = module.rstrip("!")
+        parts = module.split(".")
+        for i in range(1, len(parts)):  # the enclosing packages' __init__ files run on import
+            init = _file(src, ".".join(parts[:i]))
+            if init is not None:
+                files.add(init)
+        path = _file(src, module)
+        if path is None:
+            raise ValueError(f"{module}: no such module under {src / PACKAGE}")
+        files.add(path)
+        if not only_init:
+            todo += _imports(src, module, _tree(path))
+    return sorted(str(Path("src") / f.relative_to(src)) for f in files)
+
+
+def code_closure(target: str, root: str | Path | None = None) -> list[str]:
+    """The package source files ``target`` depends on, sorted, as ``src/attnbias/...py``.
+
+    ``target``: a module or a function, dotted, relative to ``attnbias``
+    (``"experiments.maxmargin.compute_fig1"``, ``"plotting.maxmargin"``, ``"io"``).
+    ``root``: the repository whose ``src/`` is read (default: the one this module is in).
+    """
+    src = Path(root) / "src" if root is not None else _SRC
+    dotted = f"{PACKAGE}.{target}"
+    if _file(src, dotted) is not None:
+        start = [dotted]
+    else:
+        module, _, name = dotted.rpartition(".")
+        if _file(src, module) is None:
+            raise ValueError(f"{target}: no such module or function under {src / PACKAGE}")
+        start = _defining(src, module, name)
+    return _walk(src, start)
+
+
+def script_closure(script: str | Path, root: str | Path | None = None) -> list[str]:
+    """The package source files a script's own ``attnbias`` imports depend on (sorted)."""
+    src = Path(root) / "src" if root is not None else _SRC
+    path = Path(root) / script if root is not None else Path(script)
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return _walk(src, _imports(src, "__script__", tree))

@@ -1,0 +1,100 @@
+"""attnbias.closure: the code a job depends on, from a static walk of the package's imports."""
+
+from pathlib import Path
+
+import pytest
+
+from attnbias.closure import code_closure, script_closure
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src" / "attnbias"
+EXPERIMENT_MODULES = sorted(
+    ".".join(p.relative_to(SRC).with_suffix("").parts)
+    for p in (SRC / "experiments").rglob("*.py")
+    if p.name != "__init__.py"
+)
+
+
+def closure(target):
+    return code_closure(target, ROOT)
+
+
+def test_maxmargin_synthetic_includes_metrics_core():
+    files = closure("experiments.maxmargin.compute_fig1")
+    assert "src/attnbias/metrics/core.py" in files  # `from ...metrics import cosine`
+    assert "src/attnbias/experiments/maxmargin/synthetic.py" in files
+    assert "src/attnbias/experiments/maxmargin/__init__.py" in files  # runs on import
+    assert "src/attnbias/svm/qp.py" in files and "src/attnbias/data/synthetic.py" in files
+    # the package __init__ re-exports the ViT job too, but the synthetic job never runs it
+    assert "src/attnbias/experiments/maxmargin/vit.py" not in files
+    assert not any(f.startswith("src/attnbias/train/") for f in files)
+    assert files == sorted(files) and files == closure("experiments.maxmargin.synthetic")
+
+
+def test_lowrank_lm_includes_what_the_hand_list_missed():
+    files = closure("experiments.lowrank.lm.train_lm")
+    for f in ("train/augment.py", "io.py", "data/hub.py", "train/engine.py", "models/gpt2.py"):
+        assert f"src/attnbias/{f}" in files, f
+    assert files == closure("experiments.lowrank.train_lm")  # re-exported by the package
+
+
+def test_lazy_exports_are_followed():
+    """experiments/fastrates/__init__ re-exports through an _EXPORTS table (PEP 562)."""
+    synthetic = closure("experiments.fastrates.compute_fig2")
+    assert "src/attnbias/experiments/fastrates/synthetic.py" in synthetic
+    assert not any("finetune" in f or f.startswith("src/attnbias/train/") for f in synthetic)
+    text = closure("experiments.fastrates.train_text")
+    assert "src/attnbias/experiments/fastrates/finetune.py" in text
+    assert "src/attnbias/train/engine.py" in text
+
+
+@pytest.mark.parametrize("module", EXPERIMENT_MODULES)
+def test_no_plotting_or_claims_module_in_a_computation(module):
+    files = closure(module)
+    outside = ("src/attnbias/plotting/", "src/attnbias/claims/")
+    assert not [f for f in files if f.startswith(outside)]
+
+
+def test_every_import_of_a_module_is_in_its_closure():
+    """Each module's own `from attnbias... import` targets appear in its closure (a smoke check of
+    the walk against a plain reading of the import lines)."""
+    import ast
+
+    for module in EXPERIMENT_MODULES:
+        files = closure(module)
+        path = SRC.joinpath(*module.split(".")[:-1], module.split(".")[-1] + ".py")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level and node.module:
+                base = path.parent
+                for _ in range(node.level - 1):
+                    base = base.parent
+                target = base.joinpath(*node.module.split("."))
+                candidates = [target.with_suffix(".py"), target / "__init__.py"]
+                found = any(str(c.relative_to(ROOT)) in files for c in candidates)
+                assert found, (module, node.module)
+
+
+def test_scripts_and_plot_modules():
+    plot = script_closure("scripts/plot.py", ROOT)
+    assert "src/attnbias/io.py" in plot and "src/attnbias/workflow.py" in plot
+    assert not any(f.startswith("src/attnbias/experiments/") for f in plot)
+    mm = closure("plotting.maxmargin")
+    assert "src/attnbias/plotting/maxmargin.py" in mm and "src/attnbias/plotting/style.py" in mm
+
+
+def test_unknown_target_is_an_error():
+    with pytest.raises(ValueError, match="no such module"):
+        closure("experiments.nosuchpaper.compute")
+
+
+def test_parsing_imports_nothing():
+    """The walk reads sources only: torch (and the experiment modules) are never imported."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from attnbias.closure import code_closure; "
+        f"code_closure('experiments.lowrank.train_lm', {str(ROOT)!r}); "
+        "assert 'torch' not in sys.modules and 'attnbias.experiments' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
