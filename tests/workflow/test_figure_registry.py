@@ -1,5 +1,5 @@
-"""The figure table of ``tests/unit/test_figure_functions.py`` is the workflow's: every claim rule
-``<paper>_check_<fig>`` of a dry run of ``all`` reads exactly the data groups listed there (the
+"""The figure table of ``tests/unit/test_figure_functions.py`` is the workflow's: every job of the claim
+rule ``check`` in a dry run of ``all`` reads exactly the data groups listed there (the
 plot rule reads the same ``input.data``), so every registered figure has its two functions."""
 
 import importlib.util
@@ -19,13 +19,14 @@ def _unit_table() -> dict:
 
 def test_figure_table_matches_the_workflow_registry():
     res = snakemake_cmd("-n", "--forceall", "--nolock", "--cores", "1", "all", check=True)
-    rules = re.finditer(
-        r"^rule (maxmargin|fastrates|nucnorm|lowrank)_check_(\w+):\n\s+input: (.*)$",
+    jobs = re.finditer(
+        r"^rule check:\n\s+input: (.*)\n\s+output: results/claims/(\w+)/(\w+)\.json$",
         res.stdout,
         re.M,
     )
     registered = {
-        (m[1], m[2]): [Path(f).stem for f in m[3].split(", ") if f.endswith(".csv")]
-        for m in rules
+        (m[2], m[3]): [Path(f).stem for f in m[1].split(", ") if f.endswith(".csv")]
+        for m in jobs
     }
+    assert len(registered) == 41
     assert registered == _unit_table()
