@@ -174,3 +174,34 @@ def drop_run_state(checkpoint, finished) -> None:
     """Remove a run's resume checkpoint and kept tables once its job's outputs are written."""
     Path(checkpoint).unlink(missing_ok=True)
     shutil.rmtree(finished, ignore_errors=True)
+
+
+def order_like(value, reference):
+    """``value`` with every mapping's keys in the order they have in ``reference``.
+
+    Snakemake's params trigger compares ``repr(params)``, and a dict's repr follows its key
+    order.  Layered configs (``--configfile``, ``--config``, the paper overlay) change that order
+    without changing any value: Snakemake starts from the command-line values and merges
+    ``config.yaml`` into them, so a restated setting moves to the front and its job looks changed.
+    Ordering the merged config like ``config.yaml`` makes params compare by value.
+
+    Parameters
+    ----------
+    value : object
+        The merged configuration (or any part of it).  Mappings are reordered recursively;
+        anything else, lists included, is returned as it is.
+    reference : object
+        The configuration whose key order is canonical (``config.yaml``, the quick preset, which
+        holds every key the schemas require).  Keys of ``value`` that ``reference`` lacks follow
+        in sorted order.
+
+    Returns
+    -------
+    object
+        A new mapping equal to ``value`` (``==``), with canonical key order at every depth.
+    """
+    if not isinstance(value, dict):
+        return value
+    ref = reference if isinstance(reference, dict) else {}
+    keys = [k for k in ref if k in value] + sorted((k for k in value if k not in ref), key=str)
+    return {k: order_like(value[k], ref.get(k)) for k in keys}
