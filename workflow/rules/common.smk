@@ -2,6 +2,7 @@
 import os
 from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
 
 PAPERS = {
@@ -54,6 +55,13 @@ if config["seed"]:
 
     for _paper in PAPERS:
         config[_paper] = shift_seeds(config[_paper], config["seed"])
+
+# Params compare by value: Snakemake records repr(params), and layering --configfile/--config on
+# config.yaml reorders keys without changing values.  Put every mapping in config.yaml's order.
+from attnbias.workflow import order_like
+
+with open(Path(workflow.basedir) / "config.yaml") as _f:
+    config.update(order_like(config, yaml.safe_load(_f)))
 
 # Figure registry: (paper, figure id) -> entry.  Paper rules files register their figures
 # (with the plot-ready data files that feed them); figures.smk turns every entry into a plot
