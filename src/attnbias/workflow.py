@@ -205,3 +205,35 @@ def order_like(value, reference):
     ref = reference if isinstance(reference, dict) else {}
     keys = [k for k in ref if k in value] + sorted((k for k in value if k not in ref), key=str)
     return {k: order_like(value[k], ref.get(k)) for k in keys}
+
+
+def stale_products(edges, root=".") -> list[str]:
+    """Outputs that exist although a file they were made from is gone.
+
+    Snakemake treats a missing intermediate file like a ``temp()`` file: if everything downstream
+    of it exists, nothing reruns.  So an interrupted forced recompute (its declared outputs are
+    deleted when the job starts and when it is killed) left the old figures and claims looking
+    current with their data gone.  The workflow forces the outputs listed here, so the next plain
+    run rebuilds the missing data and everything made from it, and a dry run says so.
+
+    Parameters
+    ----------
+    edges : iterable of (inputs, outputs)
+        Each job's data inputs and its products, as paths relative to ``root`` (e.g. a figure's
+        plot-ready CSVs and its PDF, PNG and claim file).
+    root : str or Path
+        The working directory the paths are relative to.
+
+    Returns
+    -------
+    list of str
+        The existing outputs of every edge with a missing input, sorted; empty when every
+        product's inputs are present, or when nothing downstream was ever made.
+    """
+    root = Path(root)
+    stale = set()
+    for inputs, outputs in edges:
+        made = [o for o in outputs if (root / o).exists()]
+        if made and not all((root / i).exists() for i in inputs):
+            stale.update(made)
+    return sorted(stale)
