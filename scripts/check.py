@@ -1,16 +1,15 @@
 """Claim rule entry point: evaluate a figure's claims on its plot-ready data."""
 
 from attnbias.claims import write_claims
-from attnbias.io import control_of, load_data
-from attnbias.workflow import resolve, rule_logging
+from attnbias.io import control_of
+from attnbias.workflow import call_figure, figure_data, rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821
     p = snakemake.params  # noqa: F821
-    csvs = [f for f in snakemake.input.data if f.endswith(".csv")]  # noqa: F821
-    data = [load_data(f) for f in csvs]
-    claims = resolve("attnbias.claims", f"{p.paper}.check")(p.figure, *data)
-    preset = data[0][1].get("provenance", {}).get("preset")
-    control = "null" if any(control_of(m) == "null" for _, m in data) else "none"
+    data = figure_data(snakemake.input.data)  # noqa: F821  {group: (df, meta)} by file stem
+    claims = call_figure("claims", p.paper, p.figure, data)
+    preset = next(iter(data.values()))[1].get("provenance", {}).get("preset")
+    control = "null" if any(control_of(m) == "null" for _, m in data.values()) else "none"
     write_claims(snakemake.output.claims, p.paper, p.figure, preset, claims, control)  # noqa: F821
     for c in claims:
         verdict = "PASS" if c.passed else "FAIL"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import json
 import logging
 import os
@@ -48,6 +49,42 @@ def resolve(module_prefix: str, dotted: str):
     """``resolve("attnbias.experiments", "maxmargin.compute_fig1")`` → the function."""
     mod, _, name = dotted.rpartition(".")
     return getattr(importlib.import_module(f"{module_prefix}.{mod}"), name)
+
+
+def figure_function(package: str, paper: str, figure: str):
+    """``attnbias.<package>.<paper>.<figure>``: the one function that draws (``package``
+    "plotting") or checks ("claims") a figure, found by name; a clear error when there is none."""
+    module = importlib.import_module(f"attnbias.{package}.{paper}")
+    fn = getattr(module, figure, None)
+    if not callable(fn):
+        raise LookupError(
+            f"{paper} {figure}: no function attnbias.{package}.{paper}.{figure}; every registered "
+            "figure needs one in plotting and one in claims (CONTRIBUTING, Adding a figure)"
+        )
+    return fn
+
+
+def call_figure(package: str, paper: str, figure: str, data: dict):
+    """Call :func:`figure_function` with ``data`` ({data group: (DataFrame, meta)}, the groups
+    being the stems of the rule's data files) as keyword arguments.  Its parameters must be
+    exactly the group names: a missing or an extra group is a TypeError naming both."""
+    fn = figure_function(package, paper, figure)
+    expected = list(inspect.signature(fn).parameters)
+    if sorted(expected) != sorted(data):
+        raise TypeError(
+            f"{paper} {figure}: attnbias.{package}.{paper}.{figure} takes the data groups "
+            f"{expected}, but the rule's data are {sorted(data)} (missing: "
+            f"{sorted(set(expected) - set(data))}, extra: {sorted(set(data) - set(expected))})"
+        )
+    return fn(**data)
+
+
+def figure_data(files) -> dict:
+    """A plot or claim rule's plot-ready data: {file stem: (DataFrame, meta)} for each CSV of
+    ``files`` (each with its JSON sidecar), in the rule's order."""
+    from .io import load_data
+
+    return {Path(f).stem: load_data(f) for f in files if str(f).endswith(".csv")}
 
 
 def named_inputs(inputs) -> dict:

@@ -194,7 +194,7 @@ def test_lowrank_fig3_with_no_solved_vit_run_records_failed_claims():
     array); now the sanity claim vit_solved fails and the ViT rank claims fail with NaN."""
     vit = _vit_rows({0.0: 0.2, 1.0: 0.3, 3.0: 0.1})
     lm_meta = {"preset": "quick", "layers_fig3": [2], "layers_figC": [1]}
-    claims = lowrank_claims.check("fig3", (_lm_rows(), lm_meta), (vit, {"solved_acc": 0.8}))
+    claims = lowrank_claims.fig3((_lm_rows(), lm_meta), (vit, {"solved_acc": 0.8}))
     by = {c.id: c for c in claims}
     assert by["vit_solved"].kind == "sanity" and not by["vit_solved"].passed
     assert by["vit_solved"].value == []
@@ -215,11 +215,11 @@ def test_nucnorm_p5_without_a_qualifying_cell_fails_rank_order():
              "rank_frob": 2, "nuc_of_nuc": 1.0, "nuc_of_frob": 1.1, "frob_of_frob": 1.0,
              "frob_of_nuc": 1.1, "min_margin_nuc": 1.0, "min_margin_frob": 1.0}
             for d, k in ((2, 12), (4, 5)) for i in range(k)]  # fmt: skip
-    claims = {c.id: c for c in nucnorm_claims.check("p5", (pd.DataFrame(rows), {"rank_tol": 1e-4}))}
+    claims = {c.id: c for c in nucnorm_claims.p5((pd.DataFrame(rows), {"rank_tol": 1e-4}))}
     assert "cells_checked" not in claims
     assert np.isnan(claims["rank_order"].value) and not claims["rank_order"].passed
     rows += [dict(rows[-1], instance=100 + i) for i in range(5)]  # d = 4 now has 10 instances
-    ok = {c.id: c for c in nucnorm_claims.check("p5", (pd.DataFrame(rows), {"rank_tol": 1e-4}))}
+    ok = {c.id: c for c in nucnorm_claims.p5((pd.DataFrame(rows), {"rank_tol": 1e-4}))}
     assert ok["rank_order"].passed and ok["rank_order"].value == -1.0
 
 

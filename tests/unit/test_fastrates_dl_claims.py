@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnbias.claims import fastrates as fastrates_claims
 from attnbias.claims.fastrates import (
-    check,
     final_test_acc,
     final_train_loss,
     log_loss_auc,
@@ -121,7 +121,7 @@ def test_quick_claims_exact_values_and_a_failing_case(tmp_path):
     # last 20 % of 40 steps: the rows at steps 36 and 40
     assert final_train_loss(df, "sps") == pytest.approx(np.mean(_linear(1.1, 0.7)[-2:]))
     assert final_test_acc(df, meta, "sngd") == pytest.approx(0.66)
-    claims = {c.id: c for c in check("fig1", (df, meta))}
+    claims = {c.id: c for c in fastrates_claims.fig1((df, meta))}
     assert set(claims) == {
         "finite",
         "auc_sngd",
@@ -139,7 +139,7 @@ def test_quick_claims_exact_values_and_a_failing_case(tmp_path):
     # fails
     sps = np.r_[np.linspace(1.1, 0.7, 5), np.linspace(0.75, 0.95, 5)]
     bad, bmeta = _gather(tmp_path / "bad", _four(sps_end=sps, accs=(0.60, 0.66, 0.58, 0.68)))
-    verdict = {c.id: c.passed for c in check("fig4", (bad, bmeta))}
+    verdict = {c.id: c.passed for c in fastrates_claims.fig4((bad, bmeta))}
     assert (
         not verdict["final_sps"]
         and not verdict["test_acc_sps"]
@@ -161,7 +161,7 @@ def test_paper_claims_use_ratios_points_and_the_full_final_test(tmp_path):
         preset="paper",
         figure="fig4",
     )
-    claims = {c.id: c for c in check("fig4", (df, meta))}
+    claims = {c.id: c for c in fastrates_claims.fig4((df, meta))}
     assert {
         "loss_ratio_sngd",
         "test_acc_sngd",
@@ -188,11 +188,11 @@ def test_grid_edge_claim_only_for_tuned_optimizers(tmp_path):
         _run("sngd", 0.03, _linear(1.1, 0.7), 0.6, 0.99),
     ]
     df, meta = _gather(tmp_path, runs)
-    edge = [c for c in check("fig1", (df, meta)) if c.id == "lr_interior"]
+    edge = [c for c in fastrates_claims.fig1((df, meta)) if c.id == "lr_interior"]
     assert len(edge) == 1 and edge[0].passed  # SNGD chose 0.1 inside {0.03, 0.1, 0.3}
     runs[-1] = _run("sngd", 0.03, _linear(1.1, 0.7), 0.6, 0.1)  # now the smallest value wins
     df, meta = _gather(tmp_path / "edge", runs)
-    edge = [c for c in check("fig1", (df, meta)) if c.id == "lr_interior"]
+    edge = [c for c in fastrates_claims.fig1((df, meta)) if c.id == "lr_interior"]
     assert not edge[0].passed and edge[0].value == ["sngd"]
 
 
@@ -209,7 +209,7 @@ def test_claims_on_control_shaped_runs(tmp_path):
         adam = {"acc": 0.63, "loss": 0.7, "n": 300}  # SGD is within 3 points of AdamW
         runs.append(_run("adamw", 5e-5, _linear(1.1, 0.5), 0.63, 0.7, adam))
         df, meta = _gather(tmp_path / f"{preset}{figure}", runs, preset=preset, figure=figure)
-        claims = check(figure, (df, meta))
+        claims = getattr(fastrates_claims, figure)((df, meta))
         paper = [c for c in claims if c.kind == "paper"]
         assert paper and not any(c.passed for c in paper), (preset, figure, paper)
         assert all(c.passed for c in claims if c.kind == "sanity"), (preset, figure, claims)
@@ -218,7 +218,7 @@ def test_claims_on_control_shaped_runs(tmp_path):
             gaps = [c for c in paper if c.id.startswith("adam_gap")]
             assert len(gaps) == 2 and all(c.value == pytest.approx(0.01) for c in gaps)
     df, meta = _gather(tmp_path / "normal", _four())
-    assert all(c.passed for c in check("fig1", (df, meta)) if c.kind == "paper")
+    assert all(c.passed for c in fastrates_claims.fig1((df, meta)) if c.kind == "paper")
 
 
 def test_fig7_claims_per_preset(tmp_path):
@@ -232,13 +232,13 @@ def test_fig7_claims_per_preset(tmp_path):
             )
         )
     df, meta = _gather(tmp_path, runs, figure="fig7")
-    quick = {c.id: c for c in check("fig7", (df, meta))}
+    quick = {c.id: c for c in fastrates_claims.fig7((df, meta))}
     assert set(quick) == {"finite", "auc_sngd", "auc_sps", "final_adamw"} and all(
         c.passed for c in quick.values()
     )
     assert quick["auc_sps"].value == pytest.approx((1.5 - 2.0) / 2)
     meta["preset"] = "paper"
-    paper = {c.id for c in check("fig7", (df, meta))}
+    paper = {c.id for c in fastrates_claims.fig7((df, meta))}
     assert paper == {"finite", "auc_sngd", "auc_sps", "test_acc_sngd", "test_acc_sps"}
 
 
@@ -261,7 +261,7 @@ def test_fig6_quick_claims_hold_and_runs_are_float64():
     assert (meta["n_train"], meta["n_test"], meta["T"], meta["d"]) == (288, 72, 17, 32)
     first = df[df.t == 0]
     assert np.allclose(first.loss, np.log(2.0)) and (first.norm_W == 0).all()  # Φ = 0 at (W, u) = 0
-    claims = {c.id: c for c in check("fig6", (df, meta))}
+    claims = {c.id: c for c in fastrates_claims.fig6((df, meta))}
     assert all(c.passed for c in claims.values()), claims
     assert (
         claims["final_ngd"].value < -1.0 and claims["final_polyak"].value < -1.0
@@ -271,14 +271,16 @@ def test_fig6_quick_claims_hold_and_runs_are_float64():
     bag, bmeta = compute_fig6("digits", 2, 32, 0.1, 300, pos_scale=0.0, polyak_cap=None)
     assert df[(df.method == "ngd") & (df.t == 1000)].train_acc.iloc[0] == 1.0
     assert bag[(bag.method == "ngd") & (bag.t == 300)].train_acc.iloc[0] < 0.95
-    assert not {c.id: c for c in check("fig6", (bag, bmeta))}["final_polyak"].passed
+    assert not {c.id: c for c in fastrates_claims.fig6((bag, bmeta))}["final_polyak"].passed
 
 
 def test_trained_sanity_claim_uses_the_majority_class_share(tmp_path):
     df, meta = _gather(tmp_path, _four())  # best final test accuracy: AdamW's 0.68
     for counts, value, passed in (([50, 30, 20], 0.18, True), ([70, 20, 10], -0.02, False)):
         info = dict(meta, data_info={"class_counts": counts})
-        claims = {c.id: c for c in check("fig1", (df, info))}
+        claims = {c.id: c for c in fastrates_claims.fig1((df, info))}
         assert claims["trained"].kind == "sanity" and claims["trained"].passed is passed
         assert claims["trained"].value == pytest.approx(value)
-    assert "trained" not in {c.id for c in check("fig1", (df, meta))}  # no class counts recorded
+    assert "trained" not in {
+        c.id for c in fastrates_claims.fig1((df, meta))
+    }  # no class counts recorded

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from attnbias.claims.fastrates import check
+from attnbias.claims import fastrates as fastrates_claims
 from attnbias.experiments.fastrates import compute_fig6, gather_dl, train_image
 from attnbias.experiments.fastrates.runs import optimizer_config
 from attnbias.io import save_data
@@ -86,7 +86,7 @@ def test_fig6_control_is_gd_and_its_paper_claims_fail():
     gd, ngd = (df[df.method == m].reset_index(drop=True) for m in ("gd", "ngd"))
     pd.testing.assert_frame_equal(gd.drop(columns="method"), ngd.drop(columns="method"))
     assert meta["selection"]["gd"]["chosen"] == meta["selection"]["ngd"]["chosen"]
-    claims = {c.id: c for c in check("fig6", (df, meta))}
+    claims = {c.id: c for c in fastrates_claims.fig6((df, meta))}
     paper = {k: c for k, c in claims.items() if c.kind == "paper"}
     assert set(paper) == {"auc_ngd", "final_ngd", "auc_polyak", "final_polyak"}
     assert not any(c.passed for c in paper.values()), paper
@@ -97,7 +97,7 @@ def test_fig6_control_is_gd_and_its_paper_claims_fail():
 
 def test_fig6_default_grid_claims_pass():
     df, meta = compute_fig6(**FIG6)
-    claims = {c.id: c for c in check("fig6", (df, meta))}
+    claims = {c.id: c for c in fastrates_claims.fig6((df, meta))}
     assert all(c.passed for c in claims.values()), claims
     assert meta["control"] == "none" and "lr_interior" in claims
     assert df.groupby("method").selected.sum().to_dict() == {

@@ -8,9 +8,9 @@ import pytest
 from conftest import ROOT
 
 from attnbias.analysis.fastrates import rate_table, write_rate_table
-from attnbias.claims.fastrates import check
+from attnbias.claims import fastrates as fastrates_claims
 from attnbias.experiments import fastrates as fx
-from attnbias.plotting.fastrates import plot
+from attnbias.plotting import fastrates as plots
 from attnbias.workflow import load_config
 
 GROUPS = {
@@ -38,11 +38,11 @@ def computed():
 @pytest.mark.parametrize("group", list(GROUPS))
 def test_ci_claims_pass_and_figures_draw(computed, group):
     for fig in GROUPS[group]:
-        claims = check(fig, computed[group])
+        claims = getattr(fastrates_claims, fig)(computed[group])
         failed = [(c.id, c.value, c.threshold) for c in claims if not c.passed]
         assert not failed, f"{fig}: {failed}"
         assert len(claims) >= 3
-        plt.close(plot(fig, computed[group]))
+        plt.close(getattr(plots, fig)(computed[group]))
 
 
 def test_fig2_numbers(computed):
@@ -74,9 +74,11 @@ def test_checks_fail_when_methods_are_swapped(computed):
     swapped = df.copy()
     swapped["method"] = df.method.map({"gd": "ngd", "ngd": "gd", "polyak": "polyak"})
     # with the labels swapped, the run called "gd" is NGD's: the ordering claims must fail
-    claims = {c.id: c for c in check("fig10", (swapped.assign(lr=1.0), dict(meta, lrs=[1.0])))}
+    claims = {
+        c.id: c for c in fastrates_claims.fig10((swapped.assign(lr=1.0), dict(meta, lrs=[1.0])))
+    }
     assert not claims["ngd_beats_gd_eta1"].passed
-    tab_claims = {c.id: c for c in check("table1", (swapped, meta))}
+    tab_claims = {c.id: c for c in fastrates_claims.table1((swapped, meta))}
     assert not tab_claims["align_slope_ngd"].passed
 
 

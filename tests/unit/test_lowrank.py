@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from attnbias.analysis.lowrank import log_slope
-from attnbias.claims.lowrank import check
+from attnbias.claims import lowrank as lowrank_claims
 from attnbias.experiments import lowrank as lr
 from attnbias.io import jsonable
 from attnbias.optim import adam_run
@@ -117,7 +117,7 @@ def test_fig1_soft_threshold_and_rates(fig1):
     slope = log_slope(g.t, g.imbalance, 50, 300, floor=1e-6)
     assert slope / (2 * 0.05 * 0.4) == pytest.approx(1.0205, abs=1e-3)  # the (1 − ηλ)² factor
     assert last.loc[0.0, "gap"] > 1.5  # no decay without weight decay
-    claims = check("fig1", (df, meta))
+    claims = lowrank_claims.fig1((df, meta))
     assert all(c.passed for c in claims), [c for c in claims if not c.passed]
     assert {c.id for c in claims} == {
         "imbalance_slope",
@@ -133,10 +133,10 @@ def test_fig1_claims_can_fail(fig1):
     bad = df.copy()
     bad.loc[(bad.t == 1000) & (bad.lam == 0.2), "s1"] += 0.01
     bad.loc[(bad.t == 1000) & (bad.lam == 0.8), "gap"] = 1e-3
-    res = _passed(check("fig1", (bad, meta)))
+    res = _passed(lowrank_claims.fig1((bad, meta)))
     assert res["soft_threshold_t1000"] is False and res["gap_t1000"] is False
     meta2 = dict(meta, lr=0.04)  # a wrong η changes the predicted rate by 25%
-    assert _passed(check("fig1", (df, meta2)))["imbalance_slope"] is False
+    assert _passed(lowrank_claims.fig1((df, meta2)))["imbalance_slope"] is False
 
 
 def test_figA_fixed_points():
@@ -156,7 +156,7 @@ def test_figA_fixed_points():
     assert np.all(np.abs(f.w1) < 1e-8)
     w = last[(last.parameterisation == "direct") & (last.optimizer == "adamw") & (last.lam == 0.3)]
     np.testing.assert_allclose(w[["w1", "w2"]].to_numpy(), 1 / 3, atol=2e-3)  # min-ℓ∞ point
-    claims = check("figA", (df, meta))
+    claims = lowrank_claims.figA((df, meta))
     assert all(c.passed for c in claims), [c for c in claims if not c.passed]
     bad = df.copy()
     bad.loc[
@@ -165,7 +165,7 @@ def test_figA_fixed_points():
         & (bad.optimizer == "adam_l2"),
         "w1",
     ] = 0.01
-    assert _passed(check("figA", (bad, meta)))["adam_l2_factorised_sparse"] is False
+    assert _passed(lowrank_claims.figA((bad, meta)))["adam_l2_factorised_sparse"] is False
 
 
 def test_adam_matches_torch():
@@ -202,11 +202,11 @@ def test_figL_ranks_and_soft_threshold(figL):
     np.testing.assert_array_equal(fac.rank_1e2, [20, 19, 16, 11])
     np.testing.assert_array_equal(fac.w1_rank_1e2, [20, 19, 16, 11])
     np.testing.assert_array_equal(last[last.model == "single"].rank_1e2, [20] * 4)
-    claims = check("figL", (df, meta))
+    claims = lowrank_claims.figL((df, meta))
     assert all(c.passed for c in claims), [c for c in claims if not c.passed]
     bad = df.copy()
     bad.loc[(bad.t == FIGL["steps"]) & (bad.model == "single") & (bad.lam == 0.95), "rank_1e2"] = 17
-    assert _passed(check("figL", (bad, meta)))["single_rank_full"] is False
+    assert _passed(lowrank_claims.figL((bad, meta)))["single_rank_full"] is False
 
 
 def test_schema_config_and_ci_config_are_valid():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnbias.claims.lowrank import check
+from attnbias.claims import lowrank as lowrank_claims
 from attnbias.data import text_lm
 from attnbias.data.hub import DatasetUnavailable
 from attnbias.data.imagenet import HubImageBatches, load_image_dataset
@@ -287,7 +287,7 @@ def test_llama_safetensors_layers_match_the_model(tmp_path):
     df, meta = lr.compute_balance(str(tmp_path), preset="paper")
     assert len(df) == 3 * 4 * 2 and meta["architecture"]["kv_heads"] == 2
     assert (df.nuclear <= df.frob_bound * (1 + 1e-9)).all()
-    claims = {c.id: c for c in check("fig4", (df, meta))}
+    claims = {c.id: c for c in lowrank_claims.fig4((df, meta))}
     assert claims["kq_bound"].passed and claims["pv_bound"].passed
     # paper preset: median threshold asserted (random init may fail it)
     assert "kq_median_balanced" in claims

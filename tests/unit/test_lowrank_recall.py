@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from attnbias.analysis.lowrank import early_window, mean_trace
-from attnbias.claims.lowrank import check
+from attnbias.claims import lowrank as lowrank_claims
 from attnbias.data.recall import EVAL_STREAM, RecallTask
 from attnbias.experiments import lowrank as lr
 from attnbias.metrics import rank as rk
@@ -167,7 +167,7 @@ def _synthetic_fig2(eff, acc, lr_=1e-3, steps=3000, rate_factor=1.0):
 def test_fig2_claims_on_constructed_tables():
     eff = {0.0: 14.0, 0.3: 13.0, 1.0: 9.0, 2.0: 5.0, 3.0: 3.0}
     acc = {0.0: 1.0, 0.3: 1.0, 1.0: 1.0, 2.0: 0.995, 3.0: 0.2}
-    claims = check("fig2", _synthetic_fig2(eff, acc))
+    claims = lowrank_claims.fig2(_synthetic_fig2(eff, acc))
     bad = [c for c in claims if not c.passed]
     assert not bad, bad
     by = {c.id: c for c in claims}
@@ -177,17 +177,19 @@ def test_fig2_claims_on_constructed_tables():
     assert by["solved_moderate_lambda"].value == [0.0, 0.3, 1.0, 2.0]
     # rank growing with λ, imbalance decaying at the wrong rate, no moderate λ solved
     eff_bad = {**eff, 1.0: 14.5}
-    res = {c.id: c.passed for c in check("fig2", _synthetic_fig2(eff_bad, acc, rate_factor=0.7))}
+    res = {
+        c.id: c.passed for c in lowrank_claims.fig2(_synthetic_fig2(eff_bad, acc, rate_factor=0.7))
+    }
     assert res["pv_effrank_nonincreasing"] is False and res["kq_imbalance_rate"] is False
     acc_bad = {lam: (1.0 if lam == 0 else 0.5) for lam in eff}
-    res = {c.id: c.passed for c in check("fig2", _synthetic_fig2(eff, acc_bad))}
+    res = {c.id: c.passed for c in lowrank_claims.fig2(_synthetic_fig2(eff, acc_bad))}
     assert res["solved_moderate_lambda"] is False and res["pv_effrank_halved"] is False
     # the negative control's shape: every λ trained at λ = 0 (identical runs: constant ranks, no
     # decay of the imbalance, equal gaps).  Every paper claim fails, the sanity claims pass
     df, meta = _synthetic_fig2({lam: 14.0 for lam in eff}, {lam: 1.0 for lam in eff},
                                rate_factor=0.0)  # fmt: skip
     df["gap"] = 1.0
-    claims = check("fig2", (df, meta))
+    claims = lowrank_claims.fig2((df, meta))
     assert {c.id for c in claims if c.kind == "sanity"} == {
         "solved_moderate_lambda",
         "kq_lam0_imbalance",

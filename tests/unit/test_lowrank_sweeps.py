@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from attnbias.analysis.lowrank import table1
-from attnbias.claims.lowrank import check
+from attnbias.claims import lowrank as lowrank_claims
 from attnbias.experiments import lowrank as lr
 from attnbias.experiments.lowrank.lm import ngram_baselines
 from attnbias.io import write_table
@@ -403,7 +403,7 @@ def test_gather_and_table1_files(tmp_path):
     )
     assert "unigram 30.000–30.000, bigram 12.000–13.000" in md
     assert pd.read_csv(tmp_path / "t.csv").shape == (2, 6)
-    claims = {c.id: c for c in check("table1", (df, meta))}
+    claims = {c.id: c for c in lowrank_claims.table1((df, meta))}
     assert claims["cells_complete"].passed
     # every run beats its n-gram baselines by ≥ 10 %: max 10.6 / 30 and max 10.4 / 12 (seed 0)
     assert claims["beats_unigram"].value == pytest.approx(10.6 / 30.0)
@@ -430,7 +430,7 @@ def test_table1_claims_fail_when_they_should():
         {(0.0, 0.1): [11.0, 11.1], (0.1, 0.1): [10.0, 10.1]},
         seeds=(0, 1),
     )
-    c = {x.id: x for x in check("table1", (worse, {"grid": grid, "preset": "quick"}))}
+    c = {x.id: x for x in lowrank_claims.table1((worse, {"grid": grid, "preset": "quick"}))}
     # SE per cell = std/√2 = 0.05, SE of the difference = 0.05·√2 = 0.0707; the difference 1.0
     # exceeds max(2 SE, m = 1 % of 10.05)
     z = c["zero_lam_sa_within_best"]
@@ -451,7 +451,7 @@ def test_table1_claims_fail_when_they_should():
     )
     runs = [{"val_ppl": 11.2, "unigram_ppl": 30.0, "bigram_ppl": 13.0} for _ in range(4)]
     meta = {"grid": grid, "preset": "quick", "runs": runs}
-    c = {x.id: x for x in check("table1", (same, meta))}
+    c = {x.id: x for x in lowrank_claims.table1((same, meta))}
     assert c["cells_complete"].passed and c["beats_unigram"].passed and c["beats_bigram"].passed
     z = c["zero_lam_sa_within_best"]
     assert not z.passed and z.value == {"rank_ratio": 1.0, "ppl_zero_minus_best": 0.0}
@@ -460,11 +460,17 @@ def test_table1_claims_fail_when_they_should():
     runs = [
         {"val_ppl": 11.0, "unigram_ppl": 30.0, "bigram_ppl": 11.5 if k else 12.5} for k in range(4)
     ]
-    c = {x.id: x for x in check("table1", (same, {"grid": grid, "preset": "quick", "runs": runs}))}
+    c = {
+        x.id: x
+        for x in lowrank_claims.table1((same, {"grid": grid, "preset": "quick", "runs": runs}))
+    }
     assert c["beats_unigram"].passed
     assert not c["beats_bigram"].passed and c["beats_bigram"].value == pytest.approx(11.0 / 11.5)
     runs[0] = {"val_ppl": 11.0, "unigram_ppl": None, "bigram_ppl": None}  # an old run
-    c = {x.id: x for x in check("table1", (same, {"grid": grid, "preset": "quick", "runs": runs}))}
+    c = {
+        x.id: x
+        for x in lowrank_claims.table1((same, {"grid": grid, "preset": "quick", "runs": runs}))
+    }
     assert not c["beats_unigram"].passed and "1 runs without" in c["beats_unigram"].statement
     # a small difference passes on the margin m although it is many standard errors
     near = _lm_table(
@@ -472,13 +478,13 @@ def test_table1_claims_fail_when_they_should():
         {(0.0, 0.1): [10.08, 10.08], (0.1, 0.1): [10.0, 10.0001]},
         seeds=(0, 1),
     )
-    c = {x.id: x for x in check("table1", (near, {"grid": grid, "preset": "quick"}))}
+    c = {x.id: x for x in lowrank_claims.table1((near, {"grid": grid, "preset": "quick"}))}
     assert c["zero_lam_sa_within_best"].passed
     assert c["zero_lam_sa_within_best"].value["ppl_zero_minus_best"] == pytest.approx(0.07995)
     missing = worse[~((worse.lam_sa == 0.1) & (worse.seed == 1))]
-    assert not {x.id: x for x in check("table1", (missing, {"grid": grid, "preset": "quick"}))}[
-        "cells_complete"
-    ].passed
+    assert not {
+        x.id: x for x in lowrank_claims.table1((missing, {"grid": grid, "preset": "quick"}))
+    }["cells_complete"].passed
     # quick: no λ_SA = λ_MLP cell is needed
     assert "lam_sa_equal_present" not in c and "small_lam_sa_better" not in c
     paper = {
@@ -490,14 +496,14 @@ def test_table1_claims_fail_when_they_should():
         {(0.0, 0.1): [10.3, 10.3], (0.05, 0.1): [10.1, 10.1], (0.1, 0.1): [10.2, 10.2]},
         seeds=(0, 1),
     )
-    c = {x.id: x for x in check("table1", (tab, paper))}
+    c = {x.id: x for x in lowrank_claims.table1((tab, paper))}
     assert c["small_lam_sa_better"].passed
     assert c["small_lam_sa_better"].value == pytest.approx(-0.1)
     # strictly better: identical cells (the control) fail
     flat = _lm_table({k: 3 for k in [(0.0, 0.1), (0.05, 0.1), (0.1, 0.1)]},
                      {k: [10.2, 10.2] for k in [(0.0, 0.1), (0.05, 0.1), (0.1, 0.1)]},
                      seeds=(0, 1))  # fmt: skip
-    assert not {x.id: x for x in check("table1", (flat, paper))}["small_lam_sa_better"].passed
+    assert not {x.id: x for x in lowrank_claims.table1((flat, paper))}["small_lam_sa_better"].passed
 
 
 def _vit_table(eff: dict, acc: dict):
@@ -534,7 +540,7 @@ def test_fig3_and_figC_claims_on_constructed_tables():
         {0.0: 8.0, 1.0: 6.0, 3.0: 3.0, 10.0: 4.0}, {0.0: 0.9, 1.0: 0.9, 3.0: 0.85, 10.0: 0.5}
     )
     vit_meta = {"solved_acc": 0.8}
-    c = {x.id: x for x in check("fig3", (lm, lm_meta), (vit, vit_meta))}
+    c = {x.id: x for x in lowrank_claims.fig3((lm, lm_meta), (vit, vit_meta))}
     assert all(x.passed for x in c.values()), [x for x in c.values() if not x.passed]
     assert c["lm_kq_eff_rank_nonincreasing"].value == {
         "max_consecutive_ratio": pytest.approx(5.2 / 5.0),  # within the 5 % tolerance
@@ -548,7 +554,7 @@ def test_fig3_and_figC_claims_on_constructed_tables():
     assert c["lm_pv_eff_rank_drop"].threshold == "<= 0.5"
     # a monotone drop smaller than the stated minimum (to 0.6 ×, not halved) fails
     mild = _lm_table({(0.0, 0.1): 6.0, (1.0, 0.1): 3.6}, {(0.0, 0.1): 10.0, (1.0, 0.1): 10.0})
-    cm = {x.id: x for x in check("fig3", (mild, lm_meta), (vit, vit_meta))}
+    cm = {x.id: x for x in lowrank_claims.fig3((mild, lm_meta), (vit, vit_meta))}
     assert cm["lm_kq_eff_rank_nonincreasing"].passed and not cm["lm_kq_eff_rank_drop"].passed
     assert cm["lm_kq_eff_rank_drop"].value == pytest.approx(0.6)
     # the negative control's shape: every λ trained alike, so the ranks are constant.  A constant is
@@ -556,14 +562,16 @@ def test_fig3_and_figC_claims_on_constructed_tables():
     flat = _lm_table({(lam, 0.1): 6.0 for lam in (0.0, 1.0, 3.0)},
                      {(lam, 0.1): 10.0 for lam in (0.0, 1.0, 3.0)})  # fmt: skip
     vflat = _vit_table({lam: 8.0 for lam in (0.0, 1.0, 3.0)}, {lam: 0.9 for lam in (0.0, 1.0, 3.0)})
-    cf = check("fig3", (flat, lm_meta), (vflat, vit_meta)) + check("figC", (flat, lm_meta))
+    cf = lowrank_claims.fig3((flat, lm_meta), (vflat, vit_meta)) + lowrank_claims.figC(
+        (flat, lm_meta)
+    )
     assert all(not x.passed for x in cf if x.kind == "paper")
     assert [x.id for x in cf if x.kind != "paper"] == ["vit_solved"]
     assert {x.id: x for x in cf}["vit_solved"].passed
     bad = _lm_table({(0.0, 0.1): 6.0, (1.0, 0.1): 7.0}, {(0.0, 0.1): 10.0, (1.0, 0.1): 10.0})
-    cb = {x.id: x for x in check("fig3", (bad, lm_meta), (vit, vit_meta))}
+    cb = {x.id: x for x in lowrank_claims.fig3((bad, lm_meta), (vit, vit_meta))}
     assert not cb["lm_kq_eff_rank_nonincreasing"].passed and not cb["lm_pv_rank_1e2_drop"].passed
-    cc = {x.id: x for x in check("figC", (lm, lm_meta))}
+    cc = {x.id: x for x in lowrank_claims.figC((lm, lm_meta))}
     assert set(cc) == {
         f"layer1_{p}_{m}_{k}"
         for p in ("kq", "pv")
@@ -571,7 +579,9 @@ def test_fig3_and_figC_claims_on_constructed_tables():
         for k in ("nonincreasing", "drop")
     }
     assert all(x.passed for x in cc.values())
-    paper = {x.id: x for x in check("fig3", (lm, dict(lm_meta, preset="paper")), (vit, vit_meta))}
+    paper = {
+        x.id: x for x in lowrank_claims.fig3((lm, dict(lm_meta, preset="paper")), (vit, vit_meta))
+    }
     assert "lm_layer2_kq_median_nonincreasing" in paper
 
 
@@ -600,16 +610,18 @@ def test_balance_claims_on_constructed_tables():
         good += rows("pretrained", float("nan"), [0.97, 0.99, 0.96], p)
         good += rows("recall", 0.0, [0.8, 0.85], p) + rows("recall", 2.0, [0.95, 0.97], p)
     df = pd.DataFrame(good)
-    c = {x.id: x for x in check("figB", (df, {"preset": "quick"}))}
+    c = {x.id: x for x in lowrank_claims.figB((df, {"preset": "quick"}))}
     assert all(x.passed for x in c.values()) and c[
         "recall_pv_balance_grows"
     ].value == pytest.approx(0.96 - 0.825)
     assert "kq_median_balanced" not in c  # quick: the stand-in's balance is reported, not asserted
-    cp = {x.id: x for x in check("figB", (df, {"preset": "paper"}))}
+    cp = {x.id: x for x in lowrank_claims.figB((df, {"preset": "paper"}))}
     assert cp["kq_median_balanced"].passed and cp["kq_median_balanced"].value == pytest.approx(0.97)
     broken = df.copy()
     broken.loc[0, "nuclear"] = 1.01  # a head above the bound: an extraction bug
-    assert not {x.id: x for x in check("fig4", (broken, {"preset": "quick"}))}["kq_bound"].passed
+    assert not {x.id: x for x in lowrank_claims.fig4((broken, {"preset": "quick"}))}[
+        "kq_bound"
+    ].passed
     flat = df[~((df.family == "recall") & (df.lam == 2.0))]
     flat = pd.concat(
         [
@@ -619,7 +631,7 @@ def test_balance_claims_on_constructed_tables():
             ),
         ]
     )
-    cf = {x.id: x for x in check("figB", (flat, {"preset": "quick"}))}
+    cf = {x.id: x for x in lowrank_claims.figB((flat, {"preset": "quick"}))}
     assert not cf["recall_kq_balance_grows"].passed and cf["recall_pv_balance_grows"].passed
     # the negative control's shape: proxies trained alike at every λ (identical rows) and the
     # pretrained heads out of balance; every paper claim fails
@@ -629,7 +641,7 @@ def test_balance_claims_on_constructed_tables():
         ctl += rows("lm", 0.0, [0.8, 0.85], p) + rows("lm", 3.0, [0.8, 0.85], p)
     ctl = pd.DataFrame(ctl)
     for preset in ("quick", "paper"):
-        cc = check("fig4", (ctl, {"preset": preset}))
+        cc = lowrank_claims.fig4((ctl, {"preset": preset}))
         assert all(not x.passed for x in cc if x.kind == "paper") and any(
             x.kind == "paper" for x in cc
         )

@@ -22,7 +22,7 @@ def fig1():
 
 @pytest.mark.parametrize("fig", ["fig1a", "fig1b", "fig1c"])
 def test_fig1(fig1, fig):
-    assert_all_pass(checks.check(fig, fig1))
+    assert_all_pass(getattr(checks, fig)(fig1))
 
 
 def test_fig1b_split(fig1):
@@ -39,12 +39,12 @@ def test_fig2():
     df, meta = mm.compute_fig2(
         1000, 0.1, 0.1, 2.0, [[2, -25], [2, 0], [2, 25], [4, 20]], [[2, 60], [2, 120]]
     )
-    assert_all_pass(checks.check("fig2", (df, meta)))
+    assert_all_pass(checks.fig2((df, meta)))
 
 
 @pytest.mark.parametrize("fig", ["fig3a", "fig3b", "fig3c"])
 def test_fig3(fig):
-    assert_all_pass(checks.check(fig, mm.compute_fig3(1000, 0.1, [0.0, -1.0], [-1.0, 0.0])))
+    assert_all_pass(getattr(checks, fig)(mm.compute_fig3(1000, 0.1, [0.0, -1.0], [-1.0, 0.0])))
 
 
 def test_fig4_rates():
@@ -54,12 +54,12 @@ def test_fig4_rates():
     assert 19.0 <= ngd <= 20.0  # ≈ ηt, and ≤ ηt exactly
     assert df[(df.method == "gd") & (df.t == 200)].norm.item() < 5.0
     for fig in ("fig4a", "fig4b"):
-        assert_all_pass(checks.check(fig, data))
+        assert_all_pass(getattr(checks, fig)(data))
 
 
 def test_fig5_signs():
     data = mm.compute_fig5(200, 0.1, [1, 2, 5, 100])
-    assert_all_pass(checks.check("fig5", data))
+    assert_all_pass(checks.fig5(data))
     at = data[0][data[0].t == 200]
     assert at[(at.loss == "correlation") & (at.C == 100)].p2.item() > 0
     assert at[(at.loss == "logistic") & (at.C == 100)].p2.item() < 0
@@ -67,8 +67,7 @@ def test_fig5_signs():
 
 def test_fig8_both_limits():
     assert_all_pass(
-        checks.check(
-            "fig8", mm.compute_fig8(1000, 0.1, [[0, 0], [1, 1], [0, -2]], [[2, 0], [3, -1]])
+        checks.fig8(mm.compute_fig8(1000, 0.1, [[0, 0], [1, 1], [0, -2]], [[2, 0], [3, -1]])
         )
     )
 
@@ -84,7 +83,7 @@ def test_fig9_study_small():
     assert df["corr"].mean() >= 0.99
     assert not df.qp_failed.any()
     for fig in ("fig9a", "fig9b", "fig10"):
-        assert_all_pass(checks.check(fig, (df, meta)))
+        assert_all_pass(getattr(checks, fig)((df, meta)))
 
 
 @pytest.mark.parametrize(
@@ -120,7 +119,7 @@ def _vit_fig7(zeta, wnorm, acc=0.95, zeta_qk0=None):
 
 
 def _vit_check(fig, df, preset="quick"):
-    return {c.id: c for c in checks.check(fig, (df, {"provenance": {"preset": preset}}))}
+    return {c.id: c for c in getattr(checks, fig)((df, {"provenance": {"preset": preset}}))}
 
 
 def test_vit_claims_pass_on_a_late_trend():

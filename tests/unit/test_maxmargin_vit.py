@@ -131,7 +131,7 @@ def _table(zeta, zeta_qk0, wnorm, probe_acc=0.8):
 
 def _check(df):
     meta = {"provenance": {"preset": "quick"}}
-    return {c.id: c for c in checks.check("fig7", (df, meta))}
+    return {c.id: c for c in checks.fig7((df, meta))}
 
 
 def test_claims_fail_on_control_shaped_data_and_pass_on_normal_data():

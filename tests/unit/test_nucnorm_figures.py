@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from attnbias.claims.nucnorm import check
+from attnbias.claims import nucnorm as nucnorm_claims
 from attnbias.experiments import nucnorm as nx
 from attnbias.io import load_data, save_data
-from attnbias.plotting.nucnorm import plot
+from attnbias.plotting import nucnorm as plots
 from attnbias.workflow import deep_update, load_config
 
 # Reduced settings over the schema defaults (spec values): shorter runs, fewer instances.
@@ -54,7 +54,7 @@ def computed(tmp_path_factory):
 
 @pytest.mark.parametrize("fig", list(REDUCED))
 def test_claims_pass_at_reduced_steps(computed, fig):
-    claims = check(fig, computed[fig])
+    claims = getattr(nucnorm_claims, fig)(computed[fig])
     assert len(claims) >= 4
     failed = [(c.id, c.value, c.threshold) for c in claims if not c.passed]
     assert not failed, failed
@@ -62,7 +62,7 @@ def test_claims_pass_at_reduced_steps(computed, fig):
 
 @pytest.mark.parametrize("fig", list(REDUCED))
 def test_plot_draws(computed, fig):
-    f = plot(fig, computed[fig])
+    f = getattr(plots, fig)(computed[fig])
     assert "project demonstration" in f.get_suptitle()
     assert len(f.axes) >= 2
     plt.close(f)
@@ -95,7 +95,7 @@ def test_checks_can_fail(computed):
     df, meta = computed["p1"]
     bad = df.copy()
     bad.loc[bad.model == "kq", "corr_nuc"] = 0.9  # not converged to the nuclear-norm SVM
-    failed = {c.id for c in check("p1", (bad, meta)) if not c.passed}
+    failed = {c.id for c in nucnorm_claims.p1((bad, meta)) if not c.passed}
     assert {"B_corr_kq_nuc", "B_cross_kq"} <= failed
     df3, meta3 = computed["p3"]
     bad3 = df3.copy()
@@ -105,12 +105,12 @@ def test_checks_can_fail(computed):
         1.0,
         1.0,
     ]  # as if it reached β*_ℓ1
-    failed3 = {c.id for c in check("p3", (bad3, meta3)) if not c.passed}
+    failed3 = {c.id for c in nucnorm_claims.p3((bad3, meta3)) if not c.passed}
     assert failed3 == {"sign_locked_margin_ratio", "sign_locked_corr"}
     df5, meta5 = computed["p5"]
     bad5 = df5.copy()
     bad5["rank_nuc"] = bad5["rank_frob"]
-    assert not next(c for c in check("p5", (bad5, meta5)) if c.id == "rank_order").passed
+    assert not next(c for c in nucnorm_claims.p5((bad5, meta5)) if c.id == "rank_order").passed
 
 
 @pytest.mark.parametrize("fig", ["p1", "p2", "p3", "p4", "p5"])

@@ -1,4 +1,6 @@
-"""Claim checks (one implementation shared by the workflow and the tests)."""
+"""Claim checks (one implementation shared by the workflow and the tests): ``claims.<paper>.<fig>``
+(e.g. :func:`attnbias.claims.maxmargin.fig1a`) checks one figure, taking its data groups as named
+``(DataFrame, meta)`` arguments and returning its list of :class:`Claim`."""
 
 from .core import KINDS, Claim, compare, holds, read_claims, within, write_claims
 

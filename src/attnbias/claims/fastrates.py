@@ -10,6 +10,12 @@ W_mm/u_mm solver outputs (feasible, active set, closed-form norm), finite runs, 
 learning-rate choice, the PS plateau that justifies the adapted Fig 3 window, AdamW's final loss
 and Fig 6's test accuracy are ``sanity``.  NGD's ‖W_t‖ ≤ ηt from W₀ = 0 (triangle inequality) is
 an identity, tested in ``tests/unit/test_claim_identities.py`` instead.
+
+One public function per figure, named after it (``fig1``, ..., ``table1``; the deep-learning
+figures and Fig 6 in :mod:`.fastrates_dl`, re-exported here), found by name by the claim rule:
+its argument is named after the data group it reads (``fig2`` for
+``results/data/fastrates/fig2.csv``, which Table 1 also reads), a ``(DataFrame, meta)`` pair, and
+it returns the figure's list of :class:`~attnbias.claims.core.Claim`.
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ import pandas as pd
 from ..analysis.fastrates import rate_table
 from .core import Claim, compare, within
 from .fastrates_dl import (  # noqa: F401  (re-exported: the deep-learning figures and Fig 6)
-    _dl_claims,
-    _fig6,
+    fig1,
+    fig4,
+    fig6,
+    fig7,
     final_test_acc,
     final_train_loss,
     log_loss_auc,
@@ -118,7 +126,8 @@ def _slope(df, method, t0, t1, col) -> pd.Series:
     return (_at(df, method, t1, col) - _at(df, method, t0, col)) / np.log10(t1 / t0)
 
 
-def _fig2(df, meta) -> list[Claim]:
+def _wonly(df, meta) -> list[Claim]:
+    """W-only training (Figs 2 and 8): W_mm, norm growth, fast alignment of NGD and PS."""
     out = _wmm_claims(meta)
     out += _norm_claims(df, 0.9)
     for m in ("ngd", "polyak"):
@@ -149,7 +158,9 @@ def _fig2(df, meta) -> list[Claim]:
     return out
 
 
-def _fig5(df, meta) -> list[Claim]:
+def fig5(fig5) -> list[Claim]:
+    """Fig 5: W-only training, antipodal opt tokens."""
+    df, meta = fig5
     out = _wmm_claims(meta)
     out += _align_claims(df, {100: -1, 1000: -2})
     eta = _eta(df, "ngd")
@@ -167,7 +178,9 @@ def _fig5(df, meta) -> list[Claim]:
     return out
 
 
-def _fig3(df, meta) -> list[Claim]:
+def fig3(fig3) -> list[Claim]:
+    """Fig 3: joint (W, u) training: W and u align with (W_mm, u_mm), NGD and PS fast."""
+    df, meta = fig3
     out = [
         compare(
             "wmm_feasible", "W_mm (opt tokens of the data model): min constraint value minus 1",
@@ -247,7 +260,9 @@ def _fig3(df, meta) -> list[Claim]:
     return out
 
 
-def _fig9(df, meta) -> list[Claim]:
+def fig9(fig9) -> list[Claim]:
+    """[proposal] Fig 9: NGD and PS reach W_mm from every initialisation; GD improves."""
+    df, meta = fig9
     out = _wmm_claims(meta)
     for m in ("ngd", "polyak"):
         out.append(compare(
@@ -265,7 +280,9 @@ def _fig9(df, meta) -> list[Claim]:
     return out
 
 
-def _fig10(df, meta) -> list[Claim]:
+def fig10(fig10) -> list[Claim]:
+    """[proposal] Fig 10: NGD aligns faster than GD at every step size."""
+    df, meta = fig10
     out = []
     for lr in meta["lrs"]:
         diff = _last(df, "ngd", "log10_one_minus_corr", lr) - _last(
@@ -280,7 +297,9 @@ def _fig10(df, meta) -> list[Claim]:
     return out
 
 
-def _table1(df, meta) -> list[Claim]:
+def table1(fig2) -> list[Claim]:
+    """[proposal] Table 1: fitted rates on the Fig 2 runs."""
+    df, meta = fig2
     tab = rate_table(df).set_index("method")
     gd = tab.loc["gd", "align_loglog"]
     eta = tab.loc["ngd", "lr"]
@@ -303,22 +322,11 @@ def _table1(df, meta) -> list[Claim]:
     ]
 
 
-def check(figure: str, data: tuple) -> list[Claim]:
-    df, meta = data
-    if figure in ("fig2", "fig8"):
-        return _fig2(df, meta)
-    if figure == "fig3":
-        return _fig3(df, meta)
-    if figure == "fig5":
-        return _fig5(df, meta)
-    if figure == "fig9":
-        return _fig9(df, meta)
-    if figure == "fig10":
-        return _fig10(df, meta)
-    if figure == "table1":
-        return _table1(df, meta)
-    if figure in ("fig1", "fig4", "fig7"):
-        return _dl_claims(figure, df, meta)
-    if figure == "fig6":
-        return _fig6(df, meta)
-    raise KeyError(f"no fastrates figure {figure!r}")
+def fig2(fig2) -> list[Claim]:
+    """Fig 2: W-only training on nearly orthogonal tokens (Example 1, σ = 0)."""
+    return _wonly(*fig2)
+
+
+def fig8(fig8) -> list[Claim]:
+    """[proposal] Fig 8: the claims of Fig 2 with noisy tokens."""
+    return _wonly(*fig8)

@@ -1,7 +1,8 @@
 """Claim checks of the fastrates deep-learning figures (Figs 1, 4, 7: SGD vs SNGD vs SPS vs AdamW,
 each optimiser at its grid value chosen on the validation split) and of the proposal Fig 6 (the
 paper's one-layer model on digits, GD vs NGD vs PS, GD and NGD each at its best step size of a
-shared grid), on the plot-ready data; dispatched from :func:`attnbias.claims.fastrates.check`.
+shared grid), on the plot-ready data; re-exported by :mod:`attnbias.claims.fastrates` (one
+function per figure: ``fig1``, ``fig4``, ``fig6``, ``fig7``).
 
 Negative control (``--config control=null``): SNGD and SPS (Fig 6: NGD and PS) run plain SGD (GD)
 at their own grid values.  Every paper claim here is a strict "faster than SGD/GD" statement that
@@ -79,8 +80,12 @@ def _selection_claims(meta: dict, on: str = "the validation split") -> list[Clai
     ]
 
 
-def _dl_claims(figure: str, df: pd.DataFrame, meta: dict) -> list[Claim]:
-    preset = meta.get("preset") or meta.get("provenance", {}).get("preset")
+def _preset(meta: dict) -> str | None:
+    return meta.get("preset") or meta.get("provenance", {}).get("preset")
+
+
+def _run_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
+    """Sanity of a deep-learning figure's runs: finite, and trained beyond the majority class."""
     out: list[Claim] = []
     finite = all(np.isfinite(final_train_loss(df, o)) for o in meta["optimizers"])
     out.append(
@@ -102,45 +107,61 @@ def _dl_claims(figure: str, df: pd.DataFrame, meta: dict) -> list[Claim]:
             f"{base:.3f} (at least 2 points: the runs learned)", best - base, ">=", 0.02,
             kind="sanity",
         ))  # fmt: skip
-    sgd = _lr_note(meta, "sgd")
-    fast = [o for o in ("sngd", "sps") if o in meta["optimizers"]]
-    if figure == "fig7":
-        for o in fast:
-            out.append(
-                compare(
-                    f"auc_{o}",
-                    "train-loss AUC (mean train loss over training): "
-                    f"{_lr_note(meta, o)} minus {sgd}",
-                    train_loss_auc(df, o) - train_loss_auc(df, "sgd"),
-                    "<",
-                    0.0,
-                    kind="paper",
-                )
+    return out
+
+
+def _fast(meta: dict) -> list[str]:
+    return [o for o in ("sngd", "sps") if o in meta["optimizers"]]
+
+
+def fig7(fig7) -> list[Claim]:
+    """[proposal] Fig 7: a ViT trained from scratch: SNGD and SPS against SGD and AdamW.
+    ``fig7``: the ``fig7`` group's ``(DataFrame, meta)``."""
+    df, meta = fig7
+    preset, sgd, fast = _preset(meta), _lr_note(meta, "sgd"), _fast(meta)
+    out = _run_claims(df, meta)
+    for o in fast:
+        out.append(
+            compare(
+                f"auc_{o}",
+                "train-loss AUC (mean train loss over training): "
+                f"{_lr_note(meta, o)} minus {sgd}",
+                train_loss_auc(df, o) - train_loss_auc(df, "sgd"),
+                "<",
+                0.0,
+                kind="paper",
             )
-        if preset == "paper":
-            for o in fast:  # non-inferiority, true under the control too: sanity
-                out.append(
-                    compare(
-                        f"test_acc_{o}",
-                        f"final test accuracy: {o.upper()} minus SGD",
-                        final_test_acc(df, meta, o) - final_test_acc(df, meta, "sgd"),
-                        ">=",
-                        0.0,
-                        kind="sanity",
-                    )
-                )
-        else:
+        )
+    if preset == "paper":
+        for o in fast:  # non-inferiority, true under the control too: sanity
             out.append(
                 compare(
-                    "final_adamw",
-                    f"final train loss (last 20 % of steps): {_lr_note(meta, 'adamw')} minus {sgd}",
-                    final_train_loss(df, "adamw") - final_train_loss(df, "sgd"),
-                    "<=",
+                    f"test_acc_{o}",
+                    f"final test accuracy: {o.upper()} minus SGD",
+                    final_test_acc(df, meta, o) - final_test_acc(df, meta, "sgd"),
+                    ">=",
                     0.0,
                     kind="sanity",
                 )
             )
-        return out + _selection_claims(meta)
+    else:
+        out.append(
+            compare(
+                "final_adamw",
+                f"final train loss (last 20 % of steps): {_lr_note(meta, 'adamw')} minus {sgd}",
+                final_train_loss(df, "adamw") - final_train_loss(df, "sgd"),
+                "<=",
+                0.0,
+                kind="sanity",
+            )
+        )
+    return out + _selection_claims(meta)
+
+
+def _text_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
+    """Figs 1 and 4 (fine-tuning): SNGD and SPS against SGD, and close to AdamW."""
+    preset, sgd, fast = _preset(meta), _lr_note(meta, "sgd"), _fast(meta)
+    out = _run_claims(df, meta)
     if preset == "paper":
         for o in fast:
             out.append(
@@ -216,6 +237,17 @@ def _dl_claims(figure: str, df: pd.DataFrame, meta: dict) -> list[Claim]:
     return out + _selection_claims(meta)
 
 
+def fig1(fig1) -> list[Claim]:
+    """Fig 1: fine-tuning on MNLI.  ``fig1``: the ``fig1`` group's ``(DataFrame, meta)``."""
+    return _text_claims(*fig1)
+
+
+def fig4(fig4) -> list[Claim]:
+    """Fig 4: fine-tuning on CivilComments.  ``fig4``: the ``fig4`` group's
+    ``(DataFrame, meta)``."""
+    return _text_claims(*fig4)
+
+
 def _fig6_rows(df: pd.DataFrame, method: str) -> pd.DataFrame:
     """Fig 6 rows of ``method`` at its chosen step size (column ``selected``; older tables without
     it hold one run per method)."""
@@ -231,7 +263,10 @@ def log_loss_auc(df: pd.DataFrame, method: str) -> float:
     return float(np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(t)) / (t[-1] - t[0]))
 
 
-def _fig6(df, meta) -> list[Claim]:
+def fig6(fig6) -> list[Claim]:
+    """[proposal] Fig 6: joint (W, u) training on MNIST 0 vs 1: NGD and PS against GD.
+    ``fig6``: the ``fig6`` group's ``(DataFrame, meta)``."""
+    df, meta = fig6
     out = []
     chosen = {m: e["chosen"] for m, e in (meta.get("selection") or {}).items()}
     note = ", ".join(f"{m} η={v:g}" for m, v in chosen.items() if m != "polyak")

@@ -17,6 +17,12 @@ at λ = 0).  Fig 4 / App. B keep
 ``<product>_bound``, ‖ABᵀ‖_* ≤ ½(‖A‖² + ‖B‖²) (AM–GM, true for any matrices) as an ``identity``:
 it documents the y = x line of the plot and is never evidence; its unit test is
 ``tests/unit/test_claim_identities.py``.
+
+One public function per figure, named after it (``fig1``, ..., ``figB``; Table 1 in
+:mod:`.lowrank_table1`, re-exported here), found by name by the claim rule: its arguments are
+named after the data groups it reads (``fig3_lm`` for ``results/data/lowrank/fig3_lm.csv``), each
+a ``(DataFrame, meta)`` pair, and it returns the figure's list of
+:class:`~attnbias.claims.core.Claim`.
 """
 
 from __future__ import annotations
@@ -33,14 +39,16 @@ from ..analysis.lowrank import (
 )
 from ..io import arr
 from .core import Claim, compare, holds, within
-from .lowrank_table1 import table1_claims
+from .lowrank_table1 import table1  # noqa: F401  (re-exported: the Table 1 claims)
 
 
 def _spectrum(row: pd.Series, n: int) -> np.ndarray:
     return row[[f"s{i + 1}" for i in range(n)]].to_numpy(dtype=float)
 
 
-def _fig1(df: pd.DataFrame, meta: dict) -> list[Claim]:
+def fig1(fig1) -> list[Claim]:
+    """Fig 1: GD on the factorised diagonal toy balances, thresholds and decays."""
+    df, meta = fig1
     lr = float(meta["lr"])
     d = arr(meta["d"])
     T = int(df.t.max())
@@ -93,7 +101,9 @@ def _fig1(df: pd.DataFrame, meta: dict) -> list[Claim]:
     return out
 
 
-def _figA(df: pd.DataFrame, meta: dict) -> list[Claim]:
+def figA(figA) -> list[Claim]:
+    """App. Fig. A: Adam + L2 fixed points, direct against factorised."""
+    df, meta = figA
     T = int(df.t.max())
     x = arr(meta["x"])
     last = df[df.t == T]
@@ -125,7 +135,9 @@ def _figA(df: pd.DataFrame, meta: dict) -> list[Claim]:
     return out
 
 
-def _figL(df: pd.DataFrame, meta: dict) -> list[Claim]:
+def figL(figL) -> list[Claim]:
+    """figL (proposal): a full-rank teacher: the rank falls with λ."""
+    df, meta = figL
     T = int(df.t.max())
     lams = arr(meta["lambdas"])
     n = int(meta["dim"])
@@ -182,7 +194,9 @@ def _falls(cid: str, statement: str, values) -> Claim:
                  kind="paper")  # fmt: skip
 
 
-def _fig2(df: pd.DataFrame, meta: dict) -> list[Claim]:
+def fig2(fig2) -> list[Claim]:
+    """Fig 2: associative recall: the rank falls with λ, the task stays solved."""
+    df, meta = fig2
     lr = float(meta["lr"])
     steps = int(df.step.max())
     solved_acc = float(meta["solved_acc"])
@@ -290,7 +304,21 @@ def _lm_fig3_rows(df: pd.DataFrame, meta: dict) -> pd.DataFrame:
     return df
 
 
-def _fig3(lm: pd.DataFrame, lm_meta: dict, vit: pd.DataFrame, vit_meta: dict) -> list[Claim]:
+def fig3(fig3_lm, fig3_vit) -> list[Claim]:
+    """Fig 3: weight decay on attention lowers the rank, in the GPT-2 LMs and in the ViTs.
+
+    Parameters
+    ----------
+    fig3_lm : tuple of (DataFrame, dict)
+        Per-head ranks of the language models (``results/data/lowrank/fig3_lm.csv``).
+    fig3_vit : tuple of (DataFrame, dict)
+        Ranks and test accuracy of the ViTs (``results/data/lowrank/fig3_vit.csv``).
+
+    Returns
+    -------
+    list of Claim
+    """
+    (lm, lm_meta), (vit, vit_meta) = fig3_lm, fig3_vit
     lm = _lm_fig3_rows(lm, lm_meta)
     seeds = sorted(int(x) for x in lm.seed.unique())
     out = _rank_trend_claims(lm_rank_summary(lm), "lam_sa", "lm_",
@@ -321,7 +349,9 @@ def _fig3(lm: pd.DataFrame, lm_meta: dict, vit: pd.DataFrame, vit_meta: dict) ->
     return out
 
 
-def _figC(lm: pd.DataFrame, lm_meta: dict) -> list[Claim]:
+def figC(fig3_lm) -> list[Claim]:
+    """App. Fig. C: the rank falls with λ_SA in every drawn layer of the Fig 3 LMs."""
+    lm, lm_meta = fig3_lm
     lm = _lm_fig3_rows(lm, lm_meta)
     out = []
     for layer in lm_meta["layers_figC"]:
@@ -369,22 +399,11 @@ def _balance(df: pd.DataFrame, meta: dict) -> list[Claim]:
     return out
 
 
-def check(figure: str, *data) -> list[Claim]:
-    df, meta = data[0]
-    if figure == "fig1":
-        return _fig1(df, meta)
-    if figure == "figA":
-        return _figA(df, meta)
-    if figure == "figL":
-        return _figL(df, meta)
-    if figure == "fig2":
-        return _fig2(df, meta)
-    if figure == "fig3":
-        return _fig3(df, meta, *data[1])
-    if figure == "figC":
-        return _figC(df, meta)
-    if figure == "table1":
-        return table1_claims(df, meta)
-    if figure in ("fig4", "figB"):
-        return _balance(df, meta)
-    raise KeyError(f"no lowrank claim checks for {figure!r}")
+def fig4(fig4) -> list[Claim]:
+    """Fig 4: pretrained attention heads are balanced; proxies balance more with λ."""
+    return _balance(*fig4)
+
+
+def figB(figB) -> list[Claim]:
+    """App. Fig. B: the balance of Fig 4, layer by layer."""
+    return _balance(*figB)

@@ -1,6 +1,6 @@
 """Table 1 claim checks of Kobayashi, Akram, von Oswald 2024 (spec lowrank §2.4 and conventions
-amendment 3): validation perplexity of the GPT-2 LMs over the λ_SA × λ_MLP grid.  Used by
-:func:`attnbias.claims.lowrank.check`.
+amendment 3): validation perplexity of the GPT-2 LMs over the λ_SA × λ_MLP grid.  Re-exported
+by :mod:`attnbias.claims.lowrank`.
 
 Sanity: every cell present and finite, every run beats its corpus's unigram and bigram perplexity.
 Paper: (i) the attention decay lowers the rank by a stated size and dropping it costs at most a
@@ -12,7 +12,6 @@ paper preset also (iii) a small λ_SA is strictly better than λ_SA = λ_MLP.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..analysis.lowrank import table1_summary
 from .core import Claim, compare, holds
@@ -52,9 +51,11 @@ def _baseline_claims(meta: dict) -> list[Claim]:
     return out
 
 
-def table1_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
-    """The Table 1 claims on the gathered table of
-    :func:`~attnbias.experiments.lowrank.lm.gather_lm`."""
+def table1(table1) -> list[Claim]:
+    """Table 1: the claims on the gathered table of
+    :func:`~attnbias.experiments.lowrank.lm.gather_lm` (``table1``: the ``table1`` group's
+    ``(DataFrame, meta)``)."""
+    df, meta = table1
     grid = meta["grid"]
     t = table1_summary(df)
     expected = len(grid["lam_sa"]) * len(grid["lam_mlp"])

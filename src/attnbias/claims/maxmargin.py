@@ -5,6 +5,11 @@ the reference SVM directions matching their closed forms (the construction is th
 and the ViT's accuracy are ``sanity``.  Identities moved to unit tests
 (``tests/unit/test_claim_identities.py``): NGD's ‖p(t)‖ ≤ ηt (triangle inequality, Fig 4b) and
 p_y ≡ 0 at C = 1 (mirror symmetry, Fig 5).
+
+One public function per figure, named after it (``fig1a``, ..., ``fig10``), found by name by the
+claim rule: its argument is named after the data group it reads (``fig1`` for
+``results/data/maxmargin/fig1.csv``), a ``(DataFrame, meta)`` pair, and it returns the figure's
+list of :class:`~attnbias.claims.core.Claim`.
 """
 
 from __future__ import annotations
@@ -12,9 +17,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..io import arr
-from ..metrics import cosine, spearman
+from ..metrics import cosine
 from .core import Claim, compare, holds, within
-from .maxmargin_vit import vit_claims
+from .maxmargin_fig9 import fig9a, fig9b, fig10
+from .maxmargin_vit import fig6, fig7
+
+__all__ = [  # one function per figure (Figs 6–7 in maxmargin_vit, Figs 9–10 in maxmargin_fig9)
+    "fig1a", "fig1b", "fig1c", "fig2", "fig3a", "fig3b", "fig3c", "fig4a", "fig4b", "fig5",
+    "fig6", "fig7", "fig8", "fig9a", "fig9b", "fig10",
+]  # fmt: skip
 
 FIG1_GMM_A = (-0.1 / 1.01, 1 / 1.01)
 
@@ -31,121 +42,140 @@ def _last_t(df):
     return int(df.t.max())
 
 
-def _fig1(figure, df, meta) -> list[Claim]:
-    m = meta[figure]
-    d = df[df.case == figure]
-    T = _last_t(d)
+def _case(data, case):
+    """One panel's rows, its meta entry and its last iteration."""
+    df, meta = data
+    d = df[df.case == case]
+    return d, meta[case], _last_t(d)
+
+
+def fig1a(fig1) -> list[Claim]:
+    """Fig 1a: n = 1, every initialisation converges to the GMM."""
+    d, m, T = _case(fig1, "fig1a")
     out = []
-    if figure == "fig1a":
-        out.append(
-            within("gmm", "GMM p^mm = (−0.1, 1)/1.01", m["gmm"], FIG1_GMM_A, 1e-4, kind="sanity")
+    out.append(
+        within("gmm", "GMM p^mm = (−0.1, 1)/1.01", m["gmm"], FIG1_GMM_A, 1e-4, kind="sanity")
+    )
+    out.append(
+        compare(
+            "cos_gmm_t200",
+            "every init: cos(p_200, GMM)",
+            _cos_to(_at(d, 200), m["gmm"]).min(),
+            ">",
+            0.97,
+            kind="paper",
         )
-        out.append(
-            compare(
-                "cos_gmm_t200",
-                "every init: cos(p_200, GMM)",
-                _cos_to(_at(d, 200), m["gmm"]).min(),
-                ">",
-                0.97,
-                kind="paper",
-            )
+    )
+    out.append(
+        compare(
+            f"cos_gmm_t{T}",
+            f"every init converges to the GMM: cos(p_{T}, GMM)",
+            _cos_to(_at(d, T), m["gmm"]).min(),
+            ">",
+            0.999,
+            kind="paper",
         )
-        out.append(
-            compare(
-                f"cos_gmm_t{T}",
-                f"every init converges to the GMM: cos(p_{T}, GMM)",
-                _cos_to(_at(d, T), m["gmm"]).min(),
-                ">",
-                0.999,
-                kind="paper",
-            )
-        )
-    elif figure == "fig1b":
-        out.append(
-            within(
-                "lmm", "LMM p^mm(α = square) = (1, 0)", m["lmm"], (1.0, 0.0), 1e-4, kind="sanity"
-            )
-        )
-        inits = np.asarray(meta["inits"], dtype=float)
-        to_gmm = inits >= -0.5
-        last = _at(d, T)
-        cg, cl = _cos_to(last, m["gmm"]), _cos_to(last, m["lmm"])
-        out.append(
-            compare(
-                f"gmm_split_t{T}",
-                "inits y0 ≥ −0.5 reach the GMM: min cos",
-                cg[to_gmm].min() if to_gmm.any() else np.nan,
-                ">",
-                0.999,
-                kind="paper",
-            )
-        )
-        out.append(
-            compare(
-                f"lmm_split_t{T}",
-                "inits y0 ≤ −1 reach the LMM (1, 0): min cos",
-                cl[~to_gmm].min() if (~to_gmm).any() else np.nan,
-                ">",
-                0.999,
-                kind="paper",
-            )
-        )
-        at200 = _at(d, 200)
-        out.append(
-            compare(
-                "gmm_split_t200",
-                "y0 ≥ −0.5: cos(p_200, GMM)",
-                _cos_to(at200, m["gmm"])[to_gmm].min(),
-                ">",
-                0.998,
-                kind="paper",
-            )
-        )
-        out.append(
-            compare(
-                "lmm_split_t200",
-                "y0 ≤ −1: cos(p_200, LMM)",
-                _cos_to(at200, m["lmm"])[~to_gmm].min(),
-                ">",
-                0.995,
-                kind="paper",
-            )
-        )
-    else:
-        out.append(
-            within(
-                "gmm",
-                "p^mm (2-D key space) = (0.8446, 0.1711)",
-                m["gmm"],
-                (0.8446, 0.1711),
-                1e-3,
-                kind="sanity",
-            )
-        )
-        out.append(
-            compare(
-                "cos_gmm_t200",
-                "every init: cos(p_200, p^mm)",
-                _cos_to(_at(d, 200), m["gmm"]).min(),
-                ">",
-                0.999,
-                kind="paper",
-            )
-        )
-        out.append(
-            compare(
-                f"cos_gmm_t{T}",
-                f"every init: cos(p_{T}, p^mm)",
-                _cos_to(_at(d, T), m["gmm"]).min(),
-                ">",
-                0.999,
-                kind="paper",
-            )
-        )
+    )
     return out
 
 
-def _fig2(df, meta) -> list[Claim]:
+def fig1b(fig1) -> list[Claim]:
+    """Fig 1b: n = 1, local convergence: the initialisation decides GMM or LMM."""
+    (_, meta), (d, m, T) = fig1, _case(fig1, "fig1b")
+    out = []
+    out.append(
+        within(
+            "lmm", "LMM p^mm(α = square) = (1, 0)", m["lmm"], (1.0, 0.0), 1e-4, kind="sanity"
+        )
+    )
+    inits = np.asarray(meta["inits"], dtype=float)
+    to_gmm = inits >= -0.5
+    last = _at(d, T)
+    cg, cl = _cos_to(last, m["gmm"]), _cos_to(last, m["lmm"])
+    out.append(
+        compare(
+            f"gmm_split_t{T}",
+            "inits y0 ≥ −0.5 reach the GMM: min cos",
+            cg[to_gmm].min() if to_gmm.any() else np.nan,
+            ">",
+            0.999,
+            kind="paper",
+        )
+    )
+    out.append(
+        compare(
+            f"lmm_split_t{T}",
+            "inits y0 ≤ −1 reach the LMM (1, 0): min cos",
+            cl[~to_gmm].min() if (~to_gmm).any() else np.nan,
+            ">",
+            0.999,
+            kind="paper",
+        )
+    )
+    at200 = _at(d, 200)
+    out.append(
+        compare(
+            "gmm_split_t200",
+            "y0 ≥ −0.5: cos(p_200, GMM)",
+            _cos_to(at200, m["gmm"])[to_gmm].min(),
+            ">",
+            0.998,
+            kind="paper",
+        )
+    )
+    out.append(
+        compare(
+            "lmm_split_t200",
+            "y0 ≤ −1: cos(p_200, LMM)",
+            _cos_to(at200, m["lmm"])[~to_gmm].min(),
+            ">",
+            0.995,
+            kind="paper",
+        )
+    )
+    return out
+
+
+def fig1c(fig1) -> list[Claim]:
+    """Fig 1c: n = 3, T = 7, every initialisation converges to p^mm."""
+    d, m, T = _case(fig1, "fig1c")
+    out = []
+    out.append(
+        within(
+            "gmm",
+            "p^mm (2-D key space) = (0.8446, 0.1711)",
+            m["gmm"],
+            (0.8446, 0.1711),
+            1e-3,
+            kind="sanity",
+        )
+    )
+    out.append(
+        compare(
+            "cos_gmm_t200",
+            "every init: cos(p_200, p^mm)",
+            _cos_to(_at(d, 200), m["gmm"]).min(),
+            ">",
+            0.999,
+            kind="paper",
+        )
+    )
+    out.append(
+        compare(
+            f"cos_gmm_t{T}",
+            f"every init: cos(p_{T}, p^mm)",
+            _cos_to(_at(d, T), m["gmm"]).min(),
+            ">",
+            0.999,
+            kind="paper",
+        )
+    )
+    return out
+
+
+def fig2(fig2) -> list[Claim]:
+    """Fig 2: GD started in the cone around the LMM stays in it and converges to the LMM."""
+    df, meta = fig2
     ins = df[df.inside]
     cos_lmm = _cos_to(ins, meta["lmm"])
     mu = meta["mu"]
@@ -199,73 +229,87 @@ def _fig2(df, meta) -> list[Claim]:
     ]
 
 
-def _fig3(figure, df, meta) -> list[Claim]:
-    m = meta["fig3a" if figure == "fig3c" else figure]
-    d = df[df.case == ("fig3a" if figure == "fig3c" else figure)].set_index("t")
-    T = int(d.index.max())
+def _fig3_run(fig3, case):
+    """A Fig 3 run: its meta entry, rows by t, last t, and p(t), v(t)."""
+    df, meta = fig3
+    d = df[df.case == case].set_index("t")
     p = lambda t: d.loc[t, ["p1", "p2"]].to_numpy(dtype=float)  # noqa: E731
     v = lambda t: d.loc[t, ["v1", "v2"]].to_numpy(dtype=float)  # noqa: E731
-    if figure == "fig3a":
-        return [
-            within("p_mm", "p^mm = (4/3, 1/3)", m["p_mm"], (4 / 3, 1 / 3), 1e-6, kind="sanity"),
-            within("v_mm", "v^mm = (0, 1)", m["v_mm"], (0.0, 1.0), 1e-6, kind="sanity"),
-            compare(
-                "cos_p_t200",
-                "cos(p_200, p^mm)",
-                cosine(p(200), m["p_mm"]),
-                ">",
-                0.999,
-                kind="paper",
-            ),
-            compare(
-                "cos_v_t200",
-                "cos(v_200, v^mm)",
-                cosine(v(200), m["v_mm"]),
-                ">",
-                0.999,
-                kind="paper",
-            ),
-            compare(
-                f"cos_p_t{T}",
-                f"float64: cos(p_{T}, p^mm)",
-                cosine(p(T), m["p_mm"]),
-                ">",
-                0.9999,
-                kind="paper",
-            ),
-        ]
-    if figure == "fig3b":
-        c_relax, c_mm = cosine(p(200), m["p_relax"]), cosine(p(200), m["p_mm"])
-        return [
-            within("p_relax", "p^relax = (1, 0)", m["p_relax"], (1.0, 0.0), 1e-6, kind="sanity"),
-            within("p_mm", "p^mm = (1.25, 0.25)", m["p_mm"], (1.25, 0.25), 1e-6, kind="sanity"),
-            within("v_mm", "v^mm = (0, 1)", m["v_mm"], (0.0, 1.0), 1e-6, kind="sanity"),
-            holds(
-                "support",
-                "the yellow input is not a support vector of the v-SVM",
-                m["support"],
-                list(m["support"]) == [True, True, False],
-                "[true, true, false]",
-                kind="sanity",
-            ),
-            compare("cos_relax_t200", "cos(p_200, p^relax)", c_relax, ">", 0.999, kind="paper"),
-            compare(
-                "relax_beats_mm_t200",
-                "cos(p_200, p^relax) − cos(p_200, p^mm)",
-                c_relax - c_mm,
-                ">",
-                0.0,
-                kind="paper",
-            ),
-            compare(
-                f"cos_relax_t{T}",
-                f"float64: cos(p_{T}, p^relax)",
-                cosine(p(T), m["p_relax"]),
-                ">",
-                0.9999,
-                kind="paper",
-            ),
-        ]
+    return meta[case], d, int(d.index.max()), p, v
+
+
+def fig3a(fig3) -> list[Claim]:
+    """Fig 3a: joint (v, p) training converges to (v^mm, p^mm)."""
+    m, _, T, p, v = _fig3_run(fig3, "fig3a")
+    return [
+        within("p_mm", "p^mm = (4/3, 1/3)", m["p_mm"], (4 / 3, 1 / 3), 1e-6, kind="sanity"),
+        within("v_mm", "v^mm = (0, 1)", m["v_mm"], (0.0, 1.0), 1e-6, kind="sanity"),
+        compare(
+            "cos_p_t200",
+            "cos(p_200, p^mm)",
+            cosine(p(200), m["p_mm"]),
+            ">",
+            0.999,
+            kind="paper",
+        ),
+        compare(
+            "cos_v_t200",
+            "cos(v_200, v^mm)",
+            cosine(v(200), m["v_mm"]),
+            ">",
+            0.999,
+            kind="paper",
+        ),
+        compare(
+            f"cos_p_t{T}",
+            f"float64: cos(p_{T}, p^mm)",
+            cosine(p(T), m["p_mm"]),
+            ">",
+            0.9999,
+            kind="paper",
+        ),
+    ]
+
+
+def fig3b(fig3) -> list[Claim]:
+    """Fig 3b: joint (v, p) training converges to (v^mm, p^relax), not p^mm."""
+    m, _, T, p, _ = _fig3_run(fig3, "fig3b")
+    c_relax, c_mm = cosine(p(200), m["p_relax"]), cosine(p(200), m["p_mm"])
+    return [
+        within("p_relax", "p^relax = (1, 0)", m["p_relax"], (1.0, 0.0), 1e-6, kind="sanity"),
+        within("p_mm", "p^mm = (1.25, 0.25)", m["p_mm"], (1.25, 0.25), 1e-6, kind="sanity"),
+        within("v_mm", "v^mm = (0, 1)", m["v_mm"], (0.0, 1.0), 1e-6, kind="sanity"),
+        holds(
+            "support",
+            "the yellow input is not a support vector of the v-SVM",
+            m["support"],
+            list(m["support"]) == [True, True, False],
+            "[true, true, false]",
+            kind="sanity",
+        ),
+        compare("cos_relax_t200", "cos(p_200, p^relax)", c_relax, ">", 0.999, kind="paper"),
+        compare(
+            "relax_beats_mm_t200",
+            "cos(p_200, p^relax) − cos(p_200, p^mm)",
+            c_relax - c_mm,
+            ">",
+            0.0,
+            kind="paper",
+        ),
+        compare(
+            f"cos_relax_t{T}",
+            f"float64: cos(p_{T}, p^relax)",
+            cosine(p(T), m["p_relax"]),
+            ">",
+            0.9999,
+            kind="paper",
+        ),
+    ]
+
+
+def fig3c(fig3) -> list[Claim]:
+    """Fig 3c: the softmax and logistic probabilities of the Fig 3a run saturate."""
+    _, d, _, _, _ = _fig3_run(fig3, "fig3a")
     return [
         compare(
             "softmax_t100",
@@ -294,29 +338,39 @@ def _fig3(figure, df, meta) -> list[Claim]:
     ]
 
 
-def _fig4(figure, df, meta) -> list[Claim]:
-    ngd = df[df.method == "ngd"].set_index("t")
-    gd = df[df.method == "gd"].set_index("t")
+def _fig4_runs(fig4):
+    """The NGD and GD runs of Fig 4, indexed by t."""
+    df, _ = fig4
+    return df[df.method == "ngd"].set_index("t"), df[df.method == "gd"].set_index("t")
+
+
+def fig4a(fig4) -> list[Claim]:
+    """Fig 4a: NGD saturates the softmax fast; GD's vanishing gradients slow it."""
+    ngd, gd = _fig4_runs(fig4)
+    return [
+        compare(
+            "ngd_prob_t50",
+            "NGD softmax prob. at t = 50",
+            ngd.loc[50, "prob"],
+            ">=",
+            0.99,
+            kind="paper",
+        ),
+        compare(
+            "gd_prob_t100",
+            "GD softmax prob. at t = 100 (vanishing gradients)",
+            gd.loc[100, "prob"],
+            "<",
+            0.95,
+            kind="paper",
+        ),
+    ]
+
+
+def fig4b(fig4) -> list[Claim]:
+    """Fig 4b: ‖p(t)‖ grows linearly (≈ ηt) under NGD, logarithmically under GD."""
+    ngd, gd = _fig4_runs(fig4)
     eta = float(ngd.lr.iloc[0])
-    if figure == "fig4a":
-        return [
-            compare(
-                "ngd_prob_t50",
-                "NGD softmax prob. at t = 50",
-                ngd.loc[50, "prob"],
-                ">=",
-                0.99,
-                kind="paper",
-            ),
-            compare(
-                "gd_prob_t100",
-                "GD softmax prob. at t = 100 (vanishing gradients)",
-                gd.loc[100, "prob"],
-                "<",
-                0.95,
-                kind="paper",
-            ),
-        ]
     return [
         compare(
             "ngd_norm_lower",
@@ -337,7 +391,9 @@ def _fig4(figure, df, meta) -> list[Claim]:
     ]
 
 
-def _fig5(df, meta) -> list[Claim]:
+def fig5(fig5) -> list[Claim]:
+    """Fig 5: the sign of p_y(200) follows the loss and |p_y| grows with C."""
+    df, meta = fig5
     at = df[df.t == 200]
     out = []
     for loss, sign in (("correlation", 1.0), ("logistic", -1.0)):
@@ -367,7 +423,9 @@ def _fig5(df, meta) -> list[Claim]:
     return out
 
 
-def _fig8(df, meta) -> list[Claim]:
+def fig8(fig8) -> list[Claim]:
+    """Fig 8: n = 2, each initialisation reaches the limit the construction predicts."""
+    df, meta = fig8
     T = _last_t(df)
     last = _at(df, T)
     cg, cl = _cos_to(last, meta["gmm"]), _cos_to(last, meta["lmm"])
@@ -388,109 +446,3 @@ def _fig8(df, meta) -> list[Claim]:
             kind="paper",
         ),
     ]
-
-
-def _fractions(df):
-    g = df.groupby("d")
-    return (
-        g.apply(lambda x: (~x.saturated).mean(), include_groups=False),
-        g.apply(lambda x: x.lmm.mean(), include_groups=False),
-        g.apply(lambda x: x.gmm.mean(), include_groups=False),
-        g.apply(lambda x: (x.saturated & (x.gamma_gap < 0)).mean(), include_groups=False),
-    )
-
-
-def _fig9(figure, df, meta) -> list[Claim]:
-    nonsat, lmm, gmm, neg = _fractions(df)
-    ds = np.asarray(nonsat.index)
-    if figure == "fig10":
-        sat = df[df.saturated & (df.d >= 5) & np.isfinite(df.gamma_gap)]
-        return [
-            compare(
-                "cdf_at_0",
-                "pooled (d ≥ 5) CDF of γ_gap just below 0",
-                float((sat.gamma_gap < 0).mean()) if len(sat) else np.nan,
-                "<",
-                0.01,
-                kind="paper",
-            ),
-            compare(
-                "mass_positive",
-                "fraction of pooled γ_gap in (0, 2]",
-                float(((sat.gamma_gap > 0) & (sat.gamma_gap <= 2)).mean()),
-                ">",
-                0.9,
-                kind="paper",
-            ),
-        ]
-    out = [
-        compare(
-            "nonsat_trend",
-            "non-saturated fraction falls with d: Spearman ρ(d, fraction)",
-            spearman(ds, nonsat.to_numpy()),
-            "<",
-            0.0,
-            kind="paper",
-        ),
-        compare(
-            "nonsat_small_d",
-            f"non-saturated fraction at d = {ds[0]}",
-            nonsat.iloc[0],
-            ">",
-            0.5,
-            kind="paper",
-        ),
-        compare(
-            "lmm_large_d", f"LMM fraction at d = {ds[-1]}", lmm.iloc[-1], ">=", 0.95, kind="paper"
-        ),
-        compare(
-            "gmm_trend",
-            "GMM fraction rises with d: Spearman ρ(d, fraction)",
-            spearman(ds, gmm.to_numpy()),
-            ">",
-            0.0,
-            kind="paper",
-        ),
-    ]
-    if figure == "fig9b":
-        big = neg[neg.index >= 6]
-        out = [
-            compare(
-                "neg_gap_rare",
-                "max over d ≥ 6 of P(saturated and γ_gap < 0)",
-                float(big.max()) if len(big) else np.nan,
-                "<",
-                0.01,
-                kind="paper",
-            ),
-            compare(
-                "mean_corr",
-                "mean cos(p, p^mm) over saturated, solved trials",
-                float(df["corr"].mean()),
-                ">=",
-                0.99,
-                kind="paper",
-            ),
-        ]
-    return out
-
-
-def check(figure: str, data: tuple) -> list[Claim]:
-    df, meta = data
-    if figure in ("fig1a", "fig1b", "fig1c"):
-        return _fig1(figure, df, meta)
-    if figure == "fig2":
-        return _fig2(df, meta)
-    if figure.startswith("fig3"):
-        return _fig3(figure, df, meta)
-    if figure.startswith("fig4"):
-        return _fig4(figure, df, meta)
-    if figure == "fig5":
-        return _fig5(df, meta)
-    if figure == "fig8":
-        return _fig8(df, meta)
-    if figure in ("fig6", "fig7"):
-        return vit_claims(figure, df, meta, meta.get("provenance", {}).get("preset"))
-    if figure in ("fig9a", "fig9b", "fig10"):
-        return _fig9(figure, df, meta)
-    raise KeyError(f"no maxmargin figure {figure!r}")

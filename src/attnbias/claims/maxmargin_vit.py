@@ -31,6 +31,8 @@ information.  Thresholds (fixed before measuring; see the captions of Figs 6 and
   at the first drawn epoch ≥ the midpoint ≥ 1.1 (the maps still concentrate, by ≥ 10 %), over the
   probe set and the epoch's weight snapshots (meta ``probe_peak``) where recorded, else over the
   six drawn maps (one snapshot each: a noisy measure, kept as information).
+
+Re-exported by :mod:`attnbias.claims.maxmargin` (one function per figure: ``fig6``, ``fig7``).
 """
 
 from __future__ import annotations
@@ -54,10 +56,12 @@ def late_start(epochs) -> float:
     return float(np.max(np.asarray(epochs, dtype=float))) / 2.0
 
 
-def _fig6(df, meta) -> list[Claim]:
-    """The late concentration of the maps: measured on the probe set (meta ``probe_peak``, every
-    epoch, averaged over the weight snapshots) when the run recorded it, else on the drawn maps;
-    the drawn maps' ratio is given as information."""
+def fig6(fig6) -> list[Claim]:
+    """Fig 6: the late concentration of the maps: measured on the probe set (meta ``probe_peak``,
+    every epoch, averaged over the weight snapshots) when the run recorded it, else on the drawn
+    maps; the drawn maps' ratio is given as information.  ``fig6``: the ``fig6`` group's
+    ``(DataFrame, meta)``."""
+    df, meta = fig6
     last = df.epoch.max()
     peak = df.groupby(["epoch", "image"]).weight.max().groupby("epoch").mean()
     late = [e for e in peak.index if e >= late_start(peak.index)]
@@ -91,12 +95,12 @@ def _fig6(df, meta) -> list[Claim]:
     ]
 
 
-def vit_claims(figure, df, meta, preset) -> list[Claim]:
-    """Figs 6/7 (spec §3.6), asserted over the second half of training; the spec's paper-preset
-    whole-run halving of ζ is kept in the paper preset."""
-    paper = preset == "paper"
-    if figure == "fig6":
-        return _fig6(df, meta)
+def fig7(fig7) -> list[Claim]:
+    """Fig 7 (spec §3.6), asserted over the second half of training; the spec's paper-preset
+    whole-run halving of ζ is kept in the paper preset.  ``fig7``: the ``fig7`` group's
+    ``(DataFrame, meta)``."""
+    df, meta = fig7
+    paper = meta.get("provenance", {}).get("preset") == "paper"
     d = df.sort_values("epoch")
     ep, zeta, w = d.epoch.to_numpy(), d.zeta.to_numpy(float), d.wnorm.to_numpy(float)
     half = late_start(ep)

@@ -10,6 +10,11 @@ p4 are ``sanity``.  Identities moved to unit tests (``tests/unit/test_claim_iden
 objective ratios R ≥ 1 for every W with a positive margin (p1), β = ξ_k² ≥ 0 for the sign-locked
 run (p3) and "at least one cell checked" (p5: no qualifying cell makes ``rank_order`` NaN, a
 failure).
+
+One public function per figure, named after it (``p1``, ..., ``p5``), found by name by the claim
+rule: its argument is named after the data group it reads (``p1`` for
+``results/data/nucnorm/p1.csv``), a ``(DataFrame, meta)`` pair, and it returns the figure's list
+of :class:`~attnbias.claims.core.Claim`.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ def _at(df, t):
     return df[df.t == t]
 
 
-def _p1(df, meta) -> list[Claim]:
+def p1(p1) -> list[Claim]:
+    """p1: separate K, Q converge to the nuclear-norm SVM; merged W to the Frobenius SVM."""
+    df, meta = p1
     T = int(meta["check_step"])
     out = []
     for info in meta["instances"]:
@@ -125,7 +132,9 @@ def _p1(df, meta) -> list[Claim]:
     return out
 
 
-def _p2(df, meta) -> list[Claim]:
+def p2(p2) -> list[Claim]:
+    """p2: diagonal K, Q converge to the ℓ1-SVM; β trained directly to the ℓ2-SVM."""
+    df, meta = p2
     T = int(meta["check_step"])
     last = _at(df, T)
     xi = last[last.model == "xi"].sort_values("instance")
@@ -169,7 +178,9 @@ def _p2(df, meta) -> list[Claim]:
     ]
 
 
-def _p3(df, meta) -> list[Claim]:
+def p3(p3) -> list[Claim]:
+    """p3: the initialisation condition is necessary (a sign-locked start fails)."""
+    df, meta = p3
     T = int(df.t.max())
     last = _at(df, T)
     locked = last[last.kind == "sign_locked"].iloc[0]
@@ -213,7 +224,9 @@ def _p3(df, meta) -> list[Claim]:
     ]
 
 
-def _p4(df, meta) -> list[Claim]:
+def p4(p4) -> list[Claim]:
+    """p4: Lemma 5.1 on aligned data."""
+    df, meta = p4
     al = df[df.init == "aligned"]
     co = df[df.init == "control"]
     return [
@@ -253,7 +266,9 @@ def _p4(df, meta) -> list[Claim]:
     ]
 
 
-def _p5(df, meta) -> list[Claim]:
+def p5(p5) -> list[Claim]:
+    """p5 (convex only): the nuclear-norm SVM solution has the lower rank."""
+    df, meta = p5
     feas = df[df.feasible.astype(bool)]
     cells = feas.groupby(["n", "L", "d"]).agg(
         count=("rank_nuc", "size"), nuc=("rank_nuc", "mean"), frob=("rank_frob", "mean")
@@ -296,11 +311,3 @@ def _p5(df, meta) -> list[Claim]:
             kind="sanity",
         ),
     ]
-
-
-def check(figure: str, data: tuple) -> list[Claim]:
-    df, meta = data
-    fn = {"p1": _p1, "p2": _p2, "p3": _p3, "p4": _p4, "p5": _p5}.get(figure)
-    if fn is None:
-        raise KeyError(f"no nucnorm figure {figure!r}")
-    return fn(df, meta)

@@ -1,4 +1,5 @@
-"""Plotting: shared style (:mod:`.style`) and one module per paper with ``plot(figure, *data)``."""
+"""Plotting: shared style (:mod:`.style`) and one module per paper with one function per figure,
+``plotting.<paper>.<fig>(<group>=(DataFrame, meta), ...)`` returning the matplotlib figure."""
 
 from .style import (
     METHOD_COLORS,

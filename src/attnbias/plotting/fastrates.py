@@ -3,6 +3,11 @@
 Curves are the mean over seeds of log10 quantities (a geometric mean) with a ±1 sd band; values
 below 10⁻³⁰⁰ are clipped to 10⁻³⁰⁰ for the log axes.  The x-axis is the iteration t ≥ 1 on a log
 scale.  Figures 8–10 and Table 1 are the spec's proposals and say so in their titles.
+
+One public function per figure, named after it (``fig1``, ..., ``table1``), found by name by the
+plot rule.  Its arguments are named after the data groups it reads (``fig2`` for
+``results/data/fastrates/fig2.csv``, which Table 1 also reads), each a ``(DataFrame, meta)`` pair;
+it returns the matplotlib figure.
 """
 
 from __future__ import annotations
@@ -108,7 +113,25 @@ def _wonly(df, meta, title):
     return fig
 
 
-def _fig3(df, meta):
+def fig2(fig2):
+    """Fig 2: W-only training on nearly orthogonal tokens (Example 1, σ = 0)."""
+    return _wonly(*fig2, "W-only training, nearly orthogonal tokens (Example 1, σ = 0)")
+
+
+def fig5(fig5):
+    """Fig 5: W-only training with antipodal opt tokens."""
+    return _wonly(*fig5, "W-only training, antipodal opt tokens")
+
+
+def fig8(fig8):
+    """[proposal] Fig 8: Fig 2 with noisy tokens."""
+    df, meta = fig8
+    return _wonly(df, meta, f"[proposal] Fig 2 with noisy tokens, σ = {meta['sigma']:g}")
+
+
+def fig3(fig3):
+    """Fig 3: joint (W, u) training on Gaussian-like data."""
+    df, meta = fig3
     fig, axes = new_figure(13.5, 2.9, ncols=5)
     for m in METHODS:
         _band(axes[0], df, "log10_excess", m)
@@ -134,7 +157,9 @@ def _fig3(df, meta):
     return fig
 
 
-def _fig9(df, meta):
+def fig9(fig9):
+    """[proposal] Fig 9: the step-size study of the Fig 2 setting."""
+    df, meta = fig9
     fig, axes = new_figure(8.0, 3.0, ncols=2)
     for m in METHODS:
         d = df[(df.method == m) & (df.t >= 1)]
@@ -169,7 +194,9 @@ def _fig9(df, meta):
     return fig
 
 
-def _fig10(df, meta):
+def fig10(fig10):
+    """[proposal] Fig 10: GD and NGD across step sizes."""
+    df, meta = fig10
     fig, axes = new_figure(8.0, 3.0, ncols=2)
     lrs = np.asarray(meta["lrs"], dtype=float)
     for m in ("gd", "ngd"):
@@ -211,7 +238,9 @@ def _fig10(df, meta):
     return fig
 
 
-def _table1(df, meta):
+def table1(fig2):
+    """[proposal] Table 1: fitted rates on the Fig 2 runs."""
+    df, meta = fig2
     tab = rate_table(df)
     heads = {
         "align_loglog": "1 − corr\nlog–log slope\nt ∈ [100, 1000]",
@@ -244,29 +273,6 @@ def _table1(df, meta):
         f"{int(tab.n_seeds.iloc[0])} seeds)"
     )
     return fig
-
-
-def plot(figure: str, data: tuple):
-    df, meta = data
-    if figure == "fig2":
-        return _wonly(df, meta, "W-only training, nearly orthogonal tokens (Example 1, σ = 0)")
-    if figure == "fig5":
-        return _wonly(df, meta, "W-only training, antipodal opt tokens")
-    if figure == "fig8":
-        return _wonly(df, meta, f"[proposal] Fig 2 with noisy tokens, σ = {meta['sigma']:g}")
-    if figure == "fig3":
-        return _fig3(df, meta)
-    if figure == "fig9":
-        return _fig9(df, meta)
-    if figure == "fig10":
-        return _fig10(df, meta)
-    if figure == "table1":
-        return _table1(df, meta)
-    if figure in ("fig1", "fig4", "fig7"):
-        return _dl_figure(df, meta, _dl_title(figure, meta))
-    if figure == "fig6":
-        return _fig6(df, meta)
-    raise KeyError(f"no fastrates figure {figure!r}")
 
 
 # --------------------------------------------------------------------------- deep-learning figures
@@ -366,30 +372,49 @@ def _dl_figure(df, meta, title: str):
     return fig
 
 
-def _dl_title(figure: str, meta: dict) -> str:
-    if figure == "fig7":
-        m = meta["model"]
-        what = "CIFAR-10" if meta["dataset"] == "cifar10" else "digits"
-        return (
-            f"[proposal] Fig 7: ViT ({m['layers']} layers, hidden {m['hidden']}, "
-            f"{m['tokens']} tokens) trained from scratch on {what}, "
-            f"batch {meta['batch_size']}, {meta['epochs']} epochs"
-        )
-    task = {"fig1": "MNLI", "fig4": "CivilComments"}[figure]
+def _text_title(number: int, task: str, meta: dict) -> str:
+    """Title of a fine-tuning figure (Figs 1, 4): paper figure ``number`` on ``task``."""
     size = f", batch {meta['batch_size']}, max length {meta['max_length']}, {meta['steps']} steps"
     if meta["model"] == "minilm":
         cut = f", first {meta['layers']} of 6 layers" if meta.get("layers", 6) != 6 else ""
         return (
-            f"Fig {figure[3:]} (paper: BERT on {task}): fine-tuning the pretrained MiniLM-L6 "
+            f"Fig {number} (paper: BERT on {task}): fine-tuning the pretrained MiniLM-L6 "
             f"({meta['parameters'] / 1e6:.1f} M parameters{cut}){size}"
         )
     return (
-        f"Fig {figure[3:]}: fine-tuning {meta['model']} "
+        f"Fig {number}: fine-tuning {meta['model']} "
         f"({meta['parameters'] / 1e6:.0f} M parameters) on {task}{size}"
     )
 
 
-def _fig6(df, meta):
+def fig1(fig1):
+    """Fig 1: SGD, SNGD, SPS and AdamW fine-tuning on MNLI."""
+    df, meta = fig1
+    return _dl_figure(df, meta, _text_title(1, "MNLI", meta))
+
+
+def fig4(fig4):
+    """Fig 4: SGD, SNGD, SPS and AdamW fine-tuning on CivilComments."""
+    df, meta = fig4
+    return _dl_figure(df, meta, _text_title(4, "CivilComments", meta))
+
+
+def fig7(fig7):
+    """[proposal] Fig 7: SGD, SNGD, SPS and AdamW training a ViT from scratch."""
+    df, meta = fig7
+    m = meta["model"]
+    what = "CIFAR-10" if meta["dataset"] == "cifar10" else "digits"
+    title = (
+        f"[proposal] Fig 7: ViT ({m['layers']} layers, hidden {m['hidden']}, "
+        f"{m['tokens']} tokens) trained from scratch on {what}, "
+        f"batch {meta['batch_size']}, {meta['epochs']} epochs"
+    )
+    return _dl_figure(df, meta, title)
+
+
+def fig6(fig6):
+    """[proposal] Fig 6: joint (W, u) training on MNIST (or digits) 0 vs 1."""
+    df, meta = fig6
     fig, axes = new_figure(11.0, 2.9, ncols=4)
     sel = df.selected.astype(bool) if "selected" in df else df.method.notna()
     for m in METHODS:

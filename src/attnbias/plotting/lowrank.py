@@ -2,6 +2,11 @@
 :mod:`attnbias.experiments.lowrank` (shared analysis: :mod:`attnbias.analysis.lowrank`).
 
 Convention in every label: weight decay (λ/2)(‖A‖² + ‖B‖²) ≡ λ‖ABᵀ‖_*.
+
+One public function per figure, named after it (``fig1``, ..., ``figB``), found by name by the
+plot rule.  Its arguments are named after the data groups it reads (``fig3_lm`` for
+``results/data/lowrank/fig3_lm.csv``), each a ``(DataFrame, meta)`` pair; it returns the
+matplotlib figure.
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ def _spec(row, n):
     return row[[f"s{i + 1}" for i in range(n)]].to_numpy(dtype=float)
 
 
-def _fig1(df, meta):
+def fig1(fig1):
+    """Fig 1: GD on ‖ABᵀ − D‖² + (λ/2)(‖A‖² + ‖B‖²): loss gap, imbalance, spectra."""
+    df, meta = fig1
     lams = sorted(df.lam.unique())
     col = _lam_colors(lams)
     d = arr(meta["d"])
@@ -102,7 +109,9 @@ OPT_STYLE = {"adam_l2": dict(ls="-", label="Adam + L2"),
              "adamw": dict(ls="--", label="AdamW (decoupled)")}
 
 
-def _figA(df, meta):
+def figA(figA):
+    """App. Fig. A: coupled L2 on (xᵀw − 1)², direct w against factorised w = a ⊙ b."""
+    df, meta = figA
     x = arr(meta["x"])
     lams = sorted(df.lam.unique())
     col = _lam_colors(lams)
@@ -137,7 +146,9 @@ def _figA(df, meta):
     return fig
 
 
-def _figL(df, meta):
+def figL(figL):
+    """figL (proposal): a full-rank teacher learned by factorised products under decay."""
+    df, meta = figL
     lams = arr(meta["lambdas"])
     col = _lam_colors(lams.tolist())
     n = int(meta["dim"])
@@ -177,7 +188,9 @@ IMB = {"pv": "$\\|P^{h\\top}P^h - W_V^hW_V^{h\\top}\\|_F$",
        "kq": "$\\|W_K^hW_K^{h\\top} - W_Q^hW_Q^{h\\top}\\|_F$"}
 
 
-def _fig2(df, meta):
+def fig2(fig2):
+    """Fig 2: associative recall: rank and accuracy against λ."""
+    df, meta = fig2
     solved_acc = float(meta["solved_acc"])
     lr = float(meta["lr"])
     summ = recall_summary(df, solved_acc)
@@ -281,7 +294,21 @@ def _per_head_panel(ax, df, layer, product, lam_col="lam_sa"):
                  + (f" (mean of {n_seeds} seeds)" if n_seeds > 1 else ""))
 
 
-def _fig3(lm, lm_meta, vit, vit_meta):
+def fig3(fig3_lm, fig3_vit):
+    """Fig 3: weight decay on attention lowers the rank (GPT-2 LM left, ViT right).
+
+    Parameters
+    ----------
+    fig3_lm : tuple of (DataFrame, dict)
+        Per-head ranks of the language models (``results/data/lowrank/fig3_lm.csv``).
+    fig3_vit : tuple of (DataFrame, dict)
+        Ranks and test accuracy of the ViTs (``results/data/lowrank/fig3_vit.csv``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    (lm, lm_meta), (vit, vit_meta) = fig3_lm, fig3_vit
     layer = lm_meta["layers_fig3"][0]
     fig, axes = new_figure(13.0, 3.6, ncols=4)
     for j, product in enumerate(("kq", "pv")):
@@ -324,7 +351,9 @@ def _fig3(lm, lm_meta, vit, vit_meta):
     return fig
 
 
-def _figC(lm, meta):
+def figC(fig3_lm):
+    """App. Fig. C: per-head rank of the Fig 3 language models, several layers."""
+    lm, meta = fig3_lm
     layers = meta["layers_figC"]
     fig, axes = new_figure(3.3 * 2 * len(layers), 3.6, ncols=2 * len(layers), squeeze=False)
     for i, layer in enumerate(layers):
@@ -340,7 +369,9 @@ def _figC(lm, meta):
     return fig
 
 
-def _table1(df, meta):
+def table1(table1):
+    """Table 1: validation perplexity over (λ_SA, λ_MLP)."""
+    df, meta = table1
     t = table1_summary(df)
     sa = sorted(t.lam_sa.unique())
     mlp = sorted(t.lam_mlp.unique())
@@ -400,7 +431,9 @@ def _proxy_panel(ax, proxies, what):
     ax.legend(loc="lower right", fontsize=6)
 
 
-def _fig4(df, meta):
+def fig4(fig4):
+    """Fig 4: balance of the attention of a pretrained model."""
+    df, meta = fig4
     pre = df[df.family == "pretrained"]
     proxies = df[df.family != "pretrained"]
     fig, axes = new_figure(3.5 * (4 if len(proxies) else 3), 3.4, ncols=4 if len(proxies) else 3)
@@ -427,7 +460,9 @@ def _fig4(df, meta):
     return fig
 
 
-def _figB(df, meta):
+def figB(figB):
+    """App. Fig. B: balance per layer of a pretrained model."""
+    df, meta = figB
     pre = df[df.family == "pretrained"]
     proxies = df[df.family != "pretrained"]
     ncols = 3 if len(proxies) else 2
@@ -448,26 +483,3 @@ def _figB(df, meta):
                  + (f"\n[stand-in: {si}]" if si else ""),
                  fontsize=8.5)  # fmt: skip
     return fig
-
-
-def plot(figure: str, *data):
-    df, meta = data[0]
-    if figure == "fig1":
-        return _fig1(df, meta)
-    if figure == "figA":
-        return _figA(df, meta)
-    if figure == "figL":
-        return _figL(df, meta)
-    if figure == "fig2":
-        return _fig2(df, meta)
-    if figure == "fig3":
-        return _fig3(df, meta, *data[1])
-    if figure == "figC":
-        return _figC(df, meta)
-    if figure == "table1":
-        return _table1(df, meta)
-    if figure == "fig4":
-        return _fig4(df, meta)
-    if figure == "figB":
-        return _figB(df, meta)
-    raise KeyError(f"no lowrank plot for {figure!r}")

@@ -1,4 +1,10 @@
-"""Figures of Tarzanagh et al. 2023, drawn from the plot-ready data of experiments.maxmargin."""
+"""Figures of Tarzanagh et al. 2023, drawn from the plot-ready data of experiments.maxmargin.
+
+One public function per figure, named after it (``fig1a``, ..., ``fig10``), found by name by the
+plot rule.  Its arguments are named after the data groups it reads (``fig9`` for
+``results/data/maxmargin/fig9.csv``), each a ``(DataFrame, meta)`` pair; it returns the
+matplotlib figure.
+"""
 
 from __future__ import annotations
 
@@ -109,7 +115,19 @@ def _single_input(case, df, meta, title):
     return fig
 
 
-def _fig1c(df, meta):
+def fig1a(fig1):
+    """Fig 1a: n = 1, global convergence to the GMM."""
+    return _single_input("fig1a", *fig1, "(a) n=1: global convergence to the GMM")
+
+
+def fig1b(fig1):
+    """Fig 1b: n = 1, local convergence to the GMM or the LMM."""
+    return _single_input("fig1b", *fig1, "(b) n=1: local convergence (GMM or LMM)")
+
+
+def fig1c(fig1):
+    """Fig 1c: n = 3, T = 7, global convergence to the GMM."""
+    df, meta = fig1
     m = meta["fig1c"]
     fig, ax = new_figure(3.6, 3.0)
     for _, g in df[df.case == "fig1c"].groupby("init"):
@@ -137,7 +155,9 @@ def _fig1c(df, meta):
     return fig
 
 
-def _fig2(df, meta):
+def fig2(fig2):
+    """Fig 2: GD started in a cone around an LMM stays in it and converges to the LMM."""
+    df, meta = fig2
     fig, ax = new_figure(3.8, 3.4)
     lmm = arr(meta["lmm"])
     mu, R = meta["mu"], meta["radius"]
@@ -172,18 +192,15 @@ def _fig2(df, meta):
     return fig
 
 
-def _fig3(case, df, meta):
+def _fig3(df, meta, case, title, p_dirs):
     m = meta[case]
     d = df[(df.case == case) & (df.t <= SHOWN)]
     fig, ax = new_figure(3.6, 3.2)
     ax.plot(d.p1, d.p2, color="tab:red", label="p(t)")
     ax.plot(d.v1, d.v2, color="tab:blue", label="v(t)")
     _direction(ax, m["v_mm"], "tab:blue", label="$v^{mm}$")
-    if case == "fig3a":
-        _direction(ax, m["p_mm"], "tab:red", label="$p^{mm}$")
-    else:
-        _direction(ax, m["p_relax"], "tab:red", label="$p^{relax}$")
-        _direction(ax, m["p_mm"], "0.5", label="$p^{mm}$")
+    for key, color, label in p_dirs:
+        _direction(ax, m[key], color, label=label)
     X = arr(m["tokens"])
     for i, c in enumerate(["tab:green", "tab:cyan", "gold"]):
         ax.scatter(
@@ -197,17 +214,27 @@ def _fig3(case, df, meta):
             label=f"Y={arr(m['labels'])[i]:+g}",
         )
     ax.scatter(0, 0, marker="o", s=40, color="0.3", zorder=5)
-    title = (
-        "(a) joint (v, p) → ($v^{mm}$, $p^{mm}$)"
-        if case == "fig3a"
-        else "(b) joint (v, p) → ($v^{mm}$, $p^{relax}$)"
-    )
     _frame(ax, "fig3", title)
     ax.legend(loc="upper right", fontsize=6)
     return fig
 
 
-def _fig3c(df, meta):
+def fig3a(fig3):
+    """Fig 3a: joint training of (v, p) converges to (v^mm, p^mm)."""
+    title = "(a) joint (v, p) → ($v^{mm}$, $p^{mm}$)"
+    return _fig3(*fig3, "fig3a", title, [("p_mm", "tab:red", "$p^{mm}$")])
+
+
+def fig3b(fig3):
+    """Fig 3b: joint training of (v, p) converges to (v^mm, p^relax)."""
+    title = "(b) joint (v, p) → ($v^{mm}$, $p^{relax}$)"
+    dirs = [("p_relax", "tab:red", "$p^{relax}$"), ("p_mm", "0.5", "$p^{mm}$")]
+    return _fig3(*fig3, "fig3b", title, dirs)
+
+
+def fig3c(fig3):
+    """Fig 3c: softmax and logistic probabilities along the run of Fig 3a."""
+    df, meta = fig3
     d = df[(df.case == "fig3a") & (df.t <= SHOWN)]
     fig, ax = new_figure(3.6, 2.6)
     ax.plot(d.t, d.softmax_prob, color="tab:red", label="softmax prob. of selected tokens")
@@ -243,7 +270,19 @@ def _fig4(which, df, meta):
     return fig
 
 
-def _fig5(df, meta):
+def fig4a(fig4):
+    """Fig 4a: largest softmax probability under GD and normalised GD."""
+    return _fig4("prob", *fig4)
+
+
+def fig4b(fig4):
+    """Fig 4b: attention norm ‖p(t)‖ under GD and normalised GD."""
+    return _fig4("norm", *fig4)
+
+
+def fig5(fig5):
+    """Fig 5: the transient bias of the correlation and logistic losses, by C."""
+    df, meta = fig5
     fig, ax = new_figure(3.8, 3.0)
     Cs = sorted(df.C.unique())
     for loss, color in (("correlation", "tab:red"), ("logistic", "tab:blue")):
@@ -268,7 +307,9 @@ def _fig5(df, meta):
     return fig
 
 
-def _fig8(df, meta):
+def fig8(fig8):
+    """Fig 8: n = 2, each initialisation converges to the GMM or the LMM."""
+    df, meta = fig8
     fig, ax = new_figure(3.4, 3.6)
     for _, g in df.groupby("init"):
         color = "tab:red" if g.expected.iloc[0] == "gmm" else "tab:blue"
@@ -319,7 +360,9 @@ def _fig9_fractions(df):
     )
 
 
-def _fig9a(df, meta):
+def fig9a(fig9):
+    """Fig 9a: convergence type (not saturated, LMM, GMM) against d."""
+    df, meta = fig9
     fr = _fig9_fractions(df)
     ds = list(fr.index)
     vals = np.stack(fr.to_numpy())
@@ -338,7 +381,9 @@ def _fig9a(df, meta):
     return fig
 
 
-def _fig9b(df, meta):
+def fig9b(fig9):
+    """Fig 9b: γ_gap over the saturated trials, pooled over d."""
+    df, meta = fig9
     sat = df[df.saturated & np.isfinite(df.gamma_gap)]
     fig, ax = new_figure(4.2, 2.8)
     ax.hist(sat.gamma_gap, bins=np.arange(-0.5, 2.05, 0.05), color="tab:blue", alpha=0.8)
@@ -356,7 +401,9 @@ def _fig9b(df, meta):
     return fig
 
 
-def _fig10(df, meta):
+def fig10(fig9):
+    """Fig 10: CDF of γ_gap, per d and pooled over d ≥ 5."""
+    df, meta = fig9
     fig, ax = new_figure(3.6, 2.8)
     sat = df[df.saturated & np.isfinite(df.gamma_gap)]
     for _, g in sat.groupby("d"):
@@ -382,7 +429,9 @@ def _stand_in(meta) -> str:
     return f" [stand-in: {meta['stand_in']}]" if meta.get("stand_in") else ""
 
 
-def _fig6(df, meta):
+def fig6(fig6):
+    """Fig 6: ViT last-layer [CLS] attention maps over training."""
+    df, meta = fig6
     epochs = sorted(df.epoch.unique())
     images = list(dict.fromkeys(df.image))
     g = int(meta["grid"])
@@ -413,7 +462,9 @@ def _fig6(df, meta):
     return fig
 
 
-def _fig7(df, meta):
+def fig7(fig7):
+    """Fig 7: soft-sparsity ζ of the attention and ‖W‖_F over training."""
+    df, meta = fig7
     fig, ax = new_figure(3.8, 2.8)
     ax.plot(df.epoch, df.zeta, color="tab:red", marker=".", label="soft-sparsity ζ")
     if "zeta_qk0" in df:  # the same probe with the last layer's W_q, W_k at initialisation
@@ -430,37 +481,3 @@ def _fig7(df, meta):
     ax2.grid(False)
     ax.set_title(f"Attention sparsifies as ‖W‖ grows{_stand_in(meta)}", fontsize=8)
     return fig
-
-
-def plot(figure: str, data: tuple):
-    """Draw ``figure`` from ``data = (DataFrame, meta)`` of its compute group."""
-    df, meta = data
-    if figure == "fig1a":
-        return _single_input("fig1a", df, meta, "(a) n=1: global convergence to the GMM")
-    if figure == "fig1b":
-        return _single_input("fig1b", df, meta, "(b) n=1: local convergence (GMM or LMM)")
-    if figure == "fig1c":
-        return _fig1c(df, meta)
-    if figure == "fig2":
-        return _fig2(df, meta)
-    if figure in ("fig3a", "fig3b"):
-        return _fig3(figure, df, meta)
-    if figure == "fig3c":
-        return _fig3c(df, meta)
-    if figure in ("fig4a", "fig4b"):
-        return _fig4("prob" if figure == "fig4a" else "norm", df, meta)
-    if figure == "fig5":
-        return _fig5(df, meta)
-    if figure == "fig8":
-        return _fig8(df, meta)
-    if figure == "fig6":
-        return _fig6(df, meta)
-    if figure == "fig7":
-        return _fig7(df, meta)
-    if figure == "fig9a":
-        return _fig9a(df, meta)
-    if figure == "fig9b":
-        return _fig9b(df, meta)
-    if figure == "fig10":
-        return _fig10(df, meta)
-    raise KeyError(f"no maxmargin figure {figure!r}")

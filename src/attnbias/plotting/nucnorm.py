@@ -2,6 +2,10 @@
 drawn from the plot-ready data of :mod:`attnbias.experiments.nucnorm`.
 
 Colour code: red = separate (K, Q) / nuclear norm / ℓ1; blue = merged W / Frobenius / ℓ2.
+
+One public function per figure, named after it (``p1``, ..., ``p5``), found by name by the plot
+rule.  Its one argument is named after the data group it reads (``p1`` for
+``results/data/nucnorm/p1.csv``), a ``(DataFrame, meta)`` pair; it returns the matplotlib figure.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ def _check_line(ax, t):
     ax.axvline(t, color="0.5", ls=":", lw=0.9)
 
 
-def _p1(df, meta):
+def p1(p1):
+    """p1: separate K, Q → nuclear-norm SVM; merged W → Frobenius SVM."""
+    df, meta = p1
     inst = meta["instances"]
     T = meta["check_step"]
     fig, axes = new_figure(11.0, 2.75 * len(inst), ncols=4, nrows=len(inst), squeeze=False)
@@ -119,7 +125,9 @@ def _stems(ax, beta, ref, color, marker, offset, label_ref, label_beta):
     ax.plot(x, beta, marker, color=color, ms=4, label=label_beta, ls="none")
 
 
-def _p2(df, meta):
+def p2(p2):
+    """p2: diagonal K, Q → ℓ1-SVM; β trained directly → ℓ2-SVM."""
+    df, meta = p2
     inst = meta["instances"]
     T = meta["check_step"]
     stems = [f"b{j}" for j in range(len(inst))]
@@ -191,7 +199,9 @@ def _p2(df, meta):
     return fig
 
 
-def _p3(df, meta):
+def p3(p3):
+    """p3: the initialisation condition is necessary (a sign-locked start)."""
+    df, meta = p3
     fig, axes = new_figure(9.0, 3.2, ncols=2, gridspec_kw={"width_ratios": [1.3, 1]})
     ax = axes[0]
     colors = {"sign_locked": "0.2", "valid": NUC, "random": "tab:orange"}
@@ -244,7 +254,9 @@ def _p3(df, meta):
     return fig
 
 
-def _p4(df, meta):
+def p4(p4):
+    """p4: Lemma 5.1 on aligned data."""
+    df, meta = p4
     fig, axes = new_figure(9.0, 3.2, ncols=2)
     ax = axes[0]
     for init, color in (("aligned", NUC), ("control", "0.3")):
@@ -283,7 +295,9 @@ def _p4(df, meta):
     return fig
 
 
-def _p5(df, meta):
+def p5(p5):
+    """p5 (convex only): ranks of the nuclear-norm and Frobenius SVM solutions."""
+    df, meta = p5
     cells = df.groupby(["n", "L"], sort=True)
     ncell = len(cells)
     ncols = 2
@@ -340,12 +354,3 @@ def _p5(df, meta):
         fontsize=9,
     )
     return fig
-
-
-def plot(figure: str, data: tuple):
-    """Draw ``figure`` from ``data = (DataFrame, meta)`` of its compute group."""
-    df, meta = data
-    fn = {"p1": _p1, "p2": _p2, "p3": _p3, "p4": _p4, "p5": _p5}.get(figure)
-    if fn is None:
-        raise KeyError(f"no nucnorm figure {figure!r}")
-    return fn(df, meta)

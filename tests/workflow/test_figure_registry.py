@@ -1,0 +1,31 @@
+"""The figure table of ``tests/unit/test_figure_functions.py`` is the workflow's: every claim rule
+``<paper>_check_<fig>`` of a dry run of ``all`` reads exactly the data groups listed there (the
+plot rule reads the same ``input.data``), so every registered figure has its two functions."""
+
+import importlib.util
+import re
+from pathlib import Path
+
+from conftest import snakemake_cmd
+
+
+def _unit_table() -> dict:
+    path = Path(__file__).parents[1] / "unit" / "test_figure_functions.py"
+    spec = importlib.util.spec_from_file_location("_figure_functions_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.FIGURES
+
+
+def test_figure_table_matches_the_workflow_registry():
+    res = snakemake_cmd("-n", "--forceall", "--nolock", "--cores", "1", "all", check=True)
+    rules = re.finditer(
+        r"^rule (maxmargin|fastrates|nucnorm|lowrank)_check_(\w+):\n\s+input: (.*)$",
+        res.stdout,
+        re.M,
+    )
+    registered = {
+        (m[1], m[2]): [Path(f).stem for f in m[3].split(", ") if f.endswith(".csv")]
+        for m in rules
+    }
+    assert registered == _unit_table()
