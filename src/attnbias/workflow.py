@@ -312,3 +312,96 @@ def coerce_to_schema(value, schema: dict, root: dict | None = None, path: str = 
         f"On the command line, write nested values as YAML: --config {head}='{example}'\n"
         "or put them in a YAML file and pass it with --configfile FILE (merged key by key)."
     )
+def order_like(value, reference):
+    """``value`` with every mapping's keys in the order they have in ``reference``.
+
+    Snakemake's params trigger compares ``repr(params)``, and a dict's repr follows its key
+    order.  Layered configs (``--configfile``, ``--config``, the paper overlay) change that order
+    without changing any value: Snakemake starts from the command-line values and merges
+    ``config.yaml`` into them, so a restated setting moves to the front and its job looks changed.
+    Ordering the merged config like ``config.yaml`` makes params compare by value.
+
+    Parameters
+    ----------
+    value : object
+        The merged configuration (or any part of it).  Mappings are reordered recursively;
+        anything else, lists included, is returned as it is.
+    reference : object
+        The configuration whose key order is canonical (``config.yaml``, the quick preset, which
+        holds every key the schemas require).  Keys of ``value`` that ``reference`` lacks follow
+        in sorted order.
+
+    Returns
+    -------
+    object
+        A new mapping equal to ``value`` (``==``), with canonical key order at every depth.
+    """
+    if not isinstance(value, dict):
+        return value
+    ref = reference if isinstance(reference, dict) else {}
+    keys = [k for k in ref if k in value] + sorted((k for k in value if k not in ref), key=str)
+    return {k: order_like(value[k], ref.get(k)) for k in keys}
+
+
+def stale_products(edges, root=".") -> list[str]:
+    """Outputs that exist although a file they were made from is gone.
+
+    Snakemake treats a missing intermediate file like a ``temp()`` file: if everything downstream
+    of it exists, nothing reruns.  So an interrupted forced recompute (its declared outputs are
+    deleted when the job starts and when it is killed) left the old figures and claims looking
+    current with their data gone.  The workflow forces the outputs listed here, so the next plain
+    run rebuilds the missing data and everything made from it, and a dry run says so.
+
+    Parameters
+    ----------
+    edges : iterable of (inputs, outputs)
+        Each job's data inputs and its products, as paths relative to ``root`` (e.g. a figure's
+        plot-ready CSVs and its PDF, PNG and claim file).
+    root : str or Path
+        The working directory the paths are relative to.
+
+    Returns
+    -------
+    list of str
+        The existing outputs of every edge with a missing input, sorted; empty when every
+        product's inputs are present, or when nothing downstream was ever made.
+    """
+    root = Path(root)
+    stale = set()
+    for inputs, outputs in edges:
+        made = [o for o in outputs if (root / o).exists()]
+        if made and not all((root / i).exists() for i in inputs):
+            stale.update(made)
+    return sorted(stale)
+
+
+def set_aside_stale(edges, root=".", dest="results/stale") -> list[str]:
+    """Move every product whose data is gone (:func:`stale_products`) under ``dest``, keeping its
+    path: it is no longer shown as current, nothing is deleted, and Snakemake, seeing it missing,
+    rebuilds the data and everything made from it (a dry run lists those jobs).  Repeated until
+    nothing more is stale, so a claims summary whose claim file was set aside follows it.
+
+    Parameters
+    ----------
+    edges : list of (inputs, outputs)
+        As for :func:`stale_products`.
+    root : str or Path
+        The working directory the paths are relative to.
+    dest : str
+        Folder (relative to ``root``) that receives the set-aside products; a product already there
+        from an earlier interruption is replaced.
+
+    Returns
+    -------
+    list of str
+        The products moved, relative to ``root``.
+    """
+    root = Path(root)
+    moved: list[str] = []
+    while stale := stale_products(edges, root):
+        for rel in stale:
+            target = root / dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(root / rel, target)
+            moved.append(rel)
+    return moved

@@ -1,5 +1,5 @@
-"""The figure table of ``tests/unit/test_figure_functions.py`` is the workflow's: every job of the claim
-rule ``check`` in a dry run of ``all`` reads exactly the data groups listed there (the
+"""The figure table of ``tests/unit/test_figure_functions.py`` is the workflow's: every job of
+the claim rule ``check`` in a dry run of ``all`` reads exactly the data groups listed there (the
 plot rule reads the same ``input.data``), so every registered figure has its two functions."""
 
 import importlib.util

@@ -1,6 +1,7 @@
 # Config loading and validation, the figure registry, and shared helpers.
 import os
 import re
+import sys
 from pathlib import Path
 
 import yaml
@@ -74,6 +75,13 @@ if config["seed"]:
     for _paper in PAPERS:
         config[_paper] = shift_seeds(config[_paper], config["seed"])
 
+# Params compare by value: Snakemake records repr(params), and layering --configfile/--config on
+# config.yaml reorders keys without changing values.  Put every mapping in config.yaml's order.
+from attnbias.workflow import order_like
+
+with open(Path(workflow.basedir) / "config.yaml") as _f:
+    config.update(order_like(config, yaml.safe_load(_f)))
+
 # The figure table, filled by the paper files (workflow/rules/<paper>.smk): their entries, never
 # rules.  The rules of figures.smk are written once, with wildcards, and read these tables.
 # (paper, figure id) -> {data: the plot-ready files feeding it, gpu}: rules `check` and `plot`.
@@ -100,10 +108,20 @@ def data_files(paper, group):
     return [f"results/data/{paper}/{group}.csv", f"results/data/{paper}/{group}.json"]
 
 
-def experiment_code(func):
-    """The package modules ``attnbias.experiments.<func>`` runs (its import closure, computed from
-    the sources by attnbias.closure): a job's ``code=`` input, whose edits rerun it."""
-    return code_closure(f"experiments.{func}", workflow.basedir)
+def experiment_code(func, script="scripts/compute.py"):
+    """A computation's ``code=`` input, whose edits rerun it: its entry ``script``, the package
+    modules ``attnbias.experiments.<func>`` runs (its import closure, computed from the sources by
+    attnbias.closure) and those of ``attnbias.io``, which writes its tables.  The rerun triggers
+    leave out Snakemake's ``code`` trigger (profiles/), so the script is tracked here, by checksum.
+    ``attnbias.workflow`` (logging, threads, resume bookkeeping) is left out: it does not change
+    what a job computes."""
+    return sorted(
+        {
+            script,
+            *code_closure(f"experiments.{func}", workflow.basedir),
+            *module_code("io"),
+        }
+    )
 
 
 def module_code(*modules):
@@ -112,9 +130,10 @@ def module_code(*modules):
 
 
 def script_code(script, *modules):
-    """The package modules a script's own ``attnbias`` imports and ``modules`` run, sorted."""
+    """The script itself and the package modules its own ``attnbias`` imports and ``modules`` run,
+    sorted."""
     return sorted(
-        set(script_closure(script, workflow.basedir)) | set(module_code(*modules))
+        {script, *script_closure(script, workflow.basedir), *module_code(*modules)}
     )
 
 

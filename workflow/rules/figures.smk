@@ -429,3 +429,27 @@ for _paper in PAPERS:
                 if p == _paper
                 for ext in ("csv", "md")
             ],
+
+
+# --- interrupted runs ------------------------------------------------------------------------------
+# A job's declared outputs are deleted when it starts and when it is killed, and Snakemake treats a
+# missing intermediate file like a temp() file: with the figures and claims made from it still in
+# place, nothing would rerun and the old figure would look current with its data gone.  Such
+# products are set aside under results/stale/ (nothing is deleted), so Snakemake sees them missing:
+# the next plain run rebuilds the data and everything made from it, and a dry run lists those jobs.
+from attnbias.workflow import set_aside_stale
+
+for _moved in set_aside_stale(
+    [(FIGURES[k]["data"], [*figure_outputs(*k), claim_file(*k)]) for k in FIGURES]
+    + [
+        (
+            [claim_file(*k) for k in FIGURES],
+            ["results/claims/summary.md", "results/claims/summary.csv"],
+        )
+    ]
+):
+    print(
+        f"{_moved}: its data is missing (an interrupted run?); set aside under results/stale/, "
+        "it will be rebuilt",
+        file=sys.stderr,
+    )

@@ -146,7 +146,7 @@ def register_sweep(
         pattern=pattern,
         func=func,
         settings=settings,
-        code=experiment_code(func),
+        code=experiment_code(func, "scripts/train.py"),
         inputs=dict(inputs or {}),
         resources=res,
         gpu=gpu,

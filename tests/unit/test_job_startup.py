@@ -1,0 +1,52 @@
+"""Plot, claim and synthetic compute jobs start without the deep-learning stack.
+
+Each job is a fresh interpreter (Snakemake's ``script:``), so what its entry point imports is paid
+by every job.  A fresh interpreter loads what scripts/plot.py, scripts/check.py and
+scripts/compute.py load for each paper, and the heavy libraries must not be among its modules.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("torch", "transformers", "datasets", "tokenizers")
+
+# one synthetic compute function per paper (the deep-learning ones import torch by design)
+SYNTHETIC = ["maxmargin.compute_fig9", "fastrates.compute_fig3", "nucnorm.compute_p1",
+             "lowrank.compute_fig1"]  # fmt: skip
+PAPERS = ["maxmargin", "fastrates", "nucnorm", "lowrank"]
+
+
+def modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys; print(' '.join(sys.modules))"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    return set(out.stdout.split())
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_plot_and_claim_jobs_import_no_deep_learning_library(paper):
+    loaded = modules_after(
+        "from attnbias.claims import read_claims, write_claims\n"
+        "from attnbias.plotting import mark_control, render_caption, save_figure\n"
+        "from attnbias.workflow import call_figure, figure_data, resolve, rule_logging\n"
+        f"import attnbias.plotting.{paper}, attnbias.claims.{paper}\n"
+    )
+    assert f"attnbias.plotting.{paper}" in loaded  # the probe really imported the figure code
+    assert not [m for m in HEAVY if m in loaded]
+
+
+@pytest.mark.parametrize("func", SYNTHETIC)
+def test_synthetic_compute_jobs_import_no_deep_learning_library(func):
+    loaded = modules_after(
+        "from attnbias.workflow import limit_threads, named_inputs, resolve, rule_logging\n"
+        "from attnbias.io import save_data\n"
+        f"resolve('attnbias.experiments', {func!r})\n"
+    )
+    assert f"attnbias.experiments.{func.split('.')[0]}" in loaded
+    assert not [m for m in HEAVY if m in loaded]
