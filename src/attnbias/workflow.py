@@ -405,3 +405,47 @@ def set_aside_stale(edges, root=".", dest="results/stale") -> list[str]:
             os.replace(root / rel, target)
             moved.append(rel)
     return moved
+
+
+def schema_problem(value, schema: dict, path: str = "") -> str | None:
+    """A short account of why ``value`` fails ``schema``, or None when it is valid.
+
+    Snakemake's own validation message prints the whole schema (hundreds of lines) and names the
+    key as ``instance['fig2']['n']`` without its paper.  This one is at most a few lines: the full
+    key path (``fastrates.fig2.n``), what is allowed (the key's description and constraints, or
+    the known keys), and the value given.
+
+    Parameters
+    ----------
+    value : object
+        The configuration section to check.
+    schema : dict
+        Its JSON schema (Draft 2020-12).
+    path : str
+        The dotted key path of ``value`` in the whole configuration ("" for the top level).
+    """
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(value)
+    )
+    if error is None:
+        return None
+    keys = [path] if path else []
+    keys += [f"[{k}]" if isinstance(k, int) else str(k) for k in error.absolute_path]
+    where = ".".join(keys).replace(".[", "[") or "(top level)"
+    sub = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "additionalProperties":
+        unknown = sorted(set(error.instance) - set(sub.get("properties", {})))
+        known = ", ".join(sorted(sub.get("properties", {})))
+        lines = [f"config error at {where}: unknown key(s) {', '.join(unknown)}",
+                 f"  allowed keys: {known}"]  # fmt: skip
+    else:
+        limits = {k: sub[k] for k in ("type", "enum", "minimum", "exclusiveMinimum", "maximum",
+                                      "exclusiveMaximum", "minItems", "maxItems") if k in sub}  # fmt: skip
+        desc = str(sub.get("description", "")).strip()
+        lines = [f"config error at {where}: {error.message[:200]}",
+                 f"  allowed: {desc[:200]}{' ' if desc else ''}{limits}",
+                 f"  given: {error.instance!r}"[:240]]  # fmt: skip
+    lines.append("  (nested settings are easiest in a --configfile YAML file; see README, Presets)")
+    return "\n".join(lines)

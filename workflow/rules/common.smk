@@ -8,7 +8,7 @@ import yaml
 from snakemake.utils import validate
 
 from attnbias.closure import code_closure, script_closure
-from attnbias.workflow import ConfigTypeError, coerce_to_schema
+from attnbias.workflow import ConfigTypeError, coerce_to_schema, schema_problem
 
 PAPERS = {
     "maxmargin": "1 – Max-margin token selection (Tarzanagh et al. 2023)",
@@ -42,15 +42,27 @@ def typed_config(section, schema_path, path=""):
         raise WorkflowError(str(e)) from None
 
 
+def checked(section, schema_path, path=""):
+    """Validate ``section`` (Snakemake's validate, which also fills defaults), first stopping with a
+    short message naming the full key path, what is allowed and the value given
+    (attnbias.workflow.schema_problem) instead of a dump of the whole schema."""
+    problem = schema_problem(
+        section, yaml.safe_load(Path(schema_path).read_text()), path
+    )
+    if problem:
+        raise WorkflowError(problem)
+    validate(section, str(schema_path))
+
+
 _SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 config.update(typed_config(config, _SCHEMAS / "config.schema.yaml"))
-validate(config, "../schemas/config.schema.yaml")
+checked(config, _SCHEMAS / "config.schema.yaml")
 # Each paper's settings have their own schema (every key required, additionalProperties: false).
 for _paper in PAPERS:
     _schema = _SCHEMAS / f"{_paper}.schema.yaml"
     if _schema.exists():
         config[_paper] = typed_config(config.get(_paper, {}), _schema, _paper)
-        validate(config[_paper], str(_schema))
+        checked(config[_paper], _schema, _paper)
 
 SCALE = config["scale"]
 
