@@ -441,8 +441,9 @@ def schema_problem(value, schema: dict, path: str = "") -> str | None:
         lines = [f"config error at {where}: unknown key(s) {', '.join(unknown)}",
                  f"  allowed keys: {known}"]  # fmt: skip
     else:
-        limits = {k: sub[k] for k in ("type", "enum", "minimum", "exclusiveMinimum", "maximum",
-                                      "exclusiveMaximum", "minItems", "maxItems") if k in sub}  # fmt: skip
+        bounds = ("type", "enum", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum",
+                  "minItems", "maxItems")  # fmt: skip
+        limits = {k: sub[k] for k in bounds if k in sub}
         desc = str(sub.get("description", "")).strip()
         lines = [f"config error at {where}: {error.message[:200]}",
                  f"  allowed: {desc[:200]}{' ' if desc else ''}{limits}",
