@@ -312,6 +312,8 @@ def coerce_to_schema(value, schema: dict, root: dict | None = None, path: str = 
         f"On the command line, write nested values as YAML: --config {head}='{example}'\n"
         "or put them in a YAML file and pass it with --configfile FILE (merged key by key)."
     )
+
+
 def order_like(value, reference):
     """``value`` with every mapping's keys in the order they have in ``reference``.
 
