@@ -1,6 +1,6 @@
 # Hub downloads (`register_download`, `block_downloads`) and local sources: which dataset, model
 # and tokenizer settings name a local directory instead of a hub id, and offline mode.  Included
-# by sweeps.smk; figures.smk generates the download rules.
+# by sweeps.smk; training.smk makes the download rules.
 from pathlib import Path
 
 from attnbias.data.hub import LOCAL_PREFIXES, is_local, local_path, offline_vars
@@ -44,7 +44,7 @@ def hub_assets(*assets):
     return [[kind, name] for kind, name in assets if name and not is_local(name)]
 
 
-# Hub downloads: (paper, name) -> entry; figures.smk generates one rule `<paper>_download_<name>`
+# Hub downloads: (paper, name) -> entry; training.smk makes one rule `<paper>_download_<name>`
 # per entry, all alike: a local rule (compute nodes often have no internet) running
 # attnbias.<func>(**settings) through scripts/download.py, with retries (none in offline mode),
 # writing the marker results/downloads/<paper>/<name>.{csv,json}.  Consumers depend on the marker

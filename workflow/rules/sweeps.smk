@@ -1,5 +1,5 @@
 # Registries of the deep-learning computations: training sweeps (`register_sweep`) and precomputed
-# GPU results; hub downloads and local sources (`register_download`) in downloads.smk.  figures.smk
+# GPU results; hub downloads and local sources (`register_download`) in downloads.smk.  figures.smk and training.smk
 # generates their rules.
 from pathlib import Path
 
@@ -36,7 +36,7 @@ def precomputed_files(paper, group, names):
     return inputs
 
 
-# Training sweeps: (paper, name) -> entry; figures.smk generates, per sweep, one training rule
+# Training sweeps: (paper, name) -> entry; training.smk generates, per sweep, one training rule
 # `<paper>_<name>_train` (one job per point, its resume checkpoint under results/scratch/), or with
 # `batch=` one rule `<paper>_<name>_train_<group>` per group of points run in turn by one job, and, per
 # gathered group, a rule `<paper>_gather_<group>` writing results/data/<paper>/<group>.{csv,json}
