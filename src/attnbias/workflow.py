@@ -150,6 +150,35 @@ def is_seed_key(key: str) -> bool:
     return key.startswith("seed") or key.endswith("_seed")
 
 
+def results_root(scale: str, control: str, seed: int) -> str:
+    """The folder a run writes its data, figures, claims, logs and checkpoints to.
+
+    The default run (quick preset, no control, no seed shift) keeps ``results/``; every other
+    combination has its own sub-folder, so switching presets, the negative control or the seed and
+    switching back recomputes nothing (the hub downloads, ``results/downloads/``, are shared).
+
+    Parameters
+    ----------
+    scale : str
+        The preset (``"quick"``, ``"paper"``).
+    control : str
+        The negative control (``"none"``, ``"null"``).
+    seed : int
+        The shift added to every random seed (``--config seed=N``); 0 is the default draw.
+
+    Returns
+    -------
+    str
+        ``results`` or ``results/<scale>/control-<control>/seed-<N>``, with only the parts that
+        differ from the default, e.g. ``results/paper``, ``results/control-null``,
+        ``results/seed-1``, ``results/paper/seed-2``.
+    """
+    parts = [scale] if scale != "quick" else []
+    parts += [f"control-{control}"] if control != "none" else []
+    parts += [f"seed-{seed}"] if seed else []
+    return "/".join(["results", *parts])
+
+
 def shift_seeds(settings, shift: int):
     """``settings`` with every random seed (see :func:`is_seed_key`; integers or lists of
     integers, at any depth) increased by ``shift``: the ``--config seed=N`` switch, which reruns

@@ -112,12 +112,14 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
     """`--config control=null` on a copy of the finished run: only the deep-learning jobs rerun
     (the switch reaches them through params), every one of those figures records the control, each
     of its paper claims FAILS and each sanity check passes, figure by figure; the strict gate
-    (which reverses the paper-claim expectation under the control) accepts the run; figures made
-    without the control are untouched."""
+    (which reverses the paper-claim expectation under the control) accepts the run.  The control
+    has its own folder, results/control-null/, with the controlled figures only: the default run's
+    files are untouched."""
     import shutil
 
     d = tmp_path / "control"
     shutil.copytree(run_dir, d, symlinks=True)
+    default = {p: p.stat().st_mtime_ns for p in (d / "results").rglob("*") if p.is_file()}
     res = snakemake_cmd(
         "--cores", "2", "all", "--configfile", *ci_configfiles(d),
         "--config", "control=null", "claims_strict=false", cwd=d, timeout=3000,
@@ -126,11 +128,11 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
     assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
     computed = set(job_outputs(res.stdout, "compute"))
     assert computed <= {
-        "results/data/fastrates/fig6.csv", "results/data/lowrank/fig4.csv",
-        "results/data/lowrank/figB.csv",
+        "results/control-null/data/fastrates/fig6.csv",
+        "results/control-null/data/lowrank/fig4.csv", "results/control-null/data/lowrank/figB.csv",
     }, computed  # synthetic computations are not controlled and do not rerun
     controlled, problems = set(), []
-    for f in sorted((d / "results" / "claims").glob("*/*.json")):
+    for f in sorted((d / "results" / "control-null" / "claims").glob("*/*.json")):
         doc = json.loads(f.read_text())
         key = (doc["paper"], doc["figure"])
         if doc["control"] == "none":
@@ -151,7 +153,9 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
         "--config", "control=null", "claims_strict=true", cwd=d,
     )  # fmt: skip
     assert (gate.returncode == 0) == (not problems), gate.stderr[-3000:]
-    assert "NEGATIVE CONTROL RUN" in (d / "results/claims/summary.md").read_text(), log[-2000:]
+    assert {p: p.stat().st_mtime_ns for p in default} == default
+    summary = (d / "results/control-null/claims/summary.md").read_text()
+    assert "NEGATIVE CONTROL RUN" in summary, log[-2000:]
 
 
 def test_figures_and_data_exist(run_dir):

@@ -24,8 +24,8 @@ FIGURES = {
     "lowrank": ["fig2", "fig3", "figC", "table1", "fig4", "figB"],
 }
 TARGETS = ["gpu_figures", "fastrates_fig6", "lowrank_fig4", "lowrank_figB"]
-# the training sweeps: the benchmark folders results/benchmarks/<paper>_<sweep>_train/ of their
-# runs (one job of rule `train` per run in the paper preset; maxmargin's ViT: maxmargin_vit_train)
+# the training sweeps: the benchmark folders results/paper/benchmarks/<paper>_<sweep>_train/ of
+# their runs (one job of rule `train` per run in the paper preset; maxmargin's ViT: maxmargin_vit_train)
 TRAIN_RULES = [
     "maxmargin_vit_train",
     "fastrates_fig1_train",
@@ -68,21 +68,21 @@ def rehearsal(tmp_path_factory):
 
 @pytest.mark.slow
 def test_every_hub_figure_and_its_claims_are_built(rehearsal):
-    d, _ = rehearsal
+    out = rehearsal[0] / "results" / "paper"  # the paper preset's own folder
     for paper, figs in FIGURES.items():
         for fig in figs:
             for ext in ("pdf", "png"):
-                assert (d / "results" / "figures" / paper / f"{fig}.{ext}").stat().st_size > 1000
-            doc = json.loads((d / "results" / "claims" / paper / f"{fig}.json").read_text())
+                assert (out / "figures" / paper / f"{fig}.{ext}").stat().st_size > 1000
+            doc = json.loads((out / "claims" / paper / f"{fig}.json").read_text())
             assert doc["preset"] == "paper", (paper, fig)
             assert doc["claims"], (paper, fig)  # computed (they may fail: the data are noise)
 
 
 @pytest.mark.slow
 def test_data_provenance_names_the_paper_sources(rehearsal):
-    d, _ = rehearsal
+    out = rehearsal[0] / "results" / "paper"
     for (paper, group), hub_id in SOURCES.items():
-        meta = json.loads((d / "results" / "data" / paper / f"{group}.json").read_text())
+        meta = json.loads((out / "data" / paper / f"{group}.json").read_text())
         assert meta["provenance"]["preset"] == "paper", (paper, group)
         assert hub_id in json.dumps(meta), (paper, group, hub_id)
 
@@ -90,9 +90,10 @@ def test_data_provenance_names_the_paper_sources(rehearsal):
 @pytest.mark.slow
 def test_every_paper_training_rule_ran(rehearsal):
     d, log = rehearsal
+    out = d / "results" / "paper"
     assert "precomputed" not in " ".join(re.findall(r"^(?:local)?rule (\w+):", log, re.M))
     for rule in TRAIN_RULES:
-        runs = list((d / "results" / "benchmarks" / rule).glob("*.tsv"))
+        runs = list((out / "benchmarks" / rule).glob("*.tsv"))
         assert runs, f"{rule} did not run"
     tokens = json.loads((d / "results/downloads/lowrank/pile/tokens.json").read_text())
     assert tokens["tokens"]["train"] > 0 and "pile-uncopyrighted" in tokens["source"]

@@ -14,18 +14,19 @@ GROUPS = {("fastrates", "fig2"): "fig2", ("lowrank", "fig1"): "fig1", ("nucnorm"
 @pytest.mark.slow
 def test_seed_switch_shifts_every_seed_and_only_seeds(tmp_path):
     d = copy_workflow(tmp_path / "wf")
-    targets = [f"results/claims/{paper}/{fig}.json" for (paper, fig) in GROUPS]
+    targets = [f"results/seed-7/claims/{paper}/{fig}.json" for (paper, fig) in GROUPS]
     res = snakemake_cmd(
         "--cores", "2", *targets, "--configfile", *ci_configfiles(d), "--config", "seed=7",
         cwd=d, timeout=900,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-4000:]
     for (paper, _), fig in GROUPS.items():
-        claims = json.loads((d / f"results/claims/{paper}/{fig}.json").read_text())["claims"]
+        claims = json.loads((d / f"results/seed-7/claims/{paper}/{fig}.json").read_text())
+        claims = claims["claims"]
         assert claims and all("passed" in c for c in claims)
-    fr = json.loads((d / "results/data/fastrates/fig2.json").read_text())["settings"]
+    fr = json.loads((d / "results/seed-7/data/fastrates/fig2.json").read_text())["settings"]
     assert fr["seeds"] == [7, 8]  # CI seeds [0, 1] shifted by 7
-    lr = json.loads((d / "results/data/lowrank/fig1.json").read_text())["settings"]
+    lr = json.loads((d / "results/seed-7/data/lowrank/fig1.json").read_text())["settings"]
     assert lr["seed"] == 7 and lr["lr"] == 0.05  # the seed moved, the step size did not
-    nn = json.loads((d / "results/data/nucnorm/p4.json").read_text())["settings"]
+    nn = json.loads((d / "results/seed-7/data/nucnorm/p4.json").read_text())["settings"]
     assert (nn["seed"], nn["init_seed"]) == (7, 7) and nn["steps"] == 2000

@@ -120,8 +120,11 @@ def test_summary_of_all_passing_claims(tmp_path):
     write_claims(tmp_path / "x.json", "alpha", "fig1", "quick", _claims([
         ("p1", "paper", True), ("s1", "sanity", True),
     ]))  # fmt: skip
-    write_summary([tmp_path / "x.json"], tmp_path / "s.md", tmp_path / "s.csv")
+    shows = dict(preset="paper", control="none", seed=2, folder="results/paper/seed-2")
+    write_summary([tmp_path / "x.json"], tmp_path / "s.md", tmp_path / "s.csv", shows)
     text = (tmp_path / "s.md").read_text()
+    assert "Results of the **paper** preset, control `none`, seed shift 2, in " in text
+    assert "`results/paper/seed-2/`" in text
     assert "Paper claims: 1/1 passed (0 failed).  Sanity checks: 1/1 passed (0 failed)." in text
     assert "Identities (not evidence): 0." in text and "## Failed" not in text
     gate(tmp_path / "s.csv", tmp_path / "ok")

@@ -128,7 +128,7 @@ def test_precomputed_paper_copies_committed_results(tmp_path):
         "-n",
         "--cores",
         "1",
-        "results/data/maxmargin/fig7.csv",
+        "results/paper/data/maxmargin/fig7.csv",  # the paper preset's own results folder
         "--config",
         "scale=paper",
         "gpu_results=precomputed",
@@ -217,7 +217,7 @@ def test_lm_layers_beyond_the_model_are_rejected_naming_the_keys(tmp_path):
 def test_one_seed_table1_is_valid(tmp_path):
     res = _paper_dry_run(tmp_path, {"lowrank": {"table1": {"seeds": [0]}}})
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
-    assert ran(res, "gather") and "results/logs/lowrank_gather_table1.log" in res.stdout
+    assert ran(res, "gather") and "results/paper/logs/lowrank_gather_table1.log" in res.stdout
 
 
 def test_nested_config_override_is_typed_by_the_schema():

@@ -87,6 +87,12 @@ if config["seed"]:
     for _paper in PAPERS:
         config[_paper] = shift_seeds(config[_paper], config["seed"])
 
+# Each preset, control and seed shift has its own results folder (the default run keeps results/),
+# so switching and switching back recomputes nothing: every output path below starts with it.
+from attnbias.workflow import results_root
+
+RESULTS = results_root(SCALE, CONTROL, config["seed"])
+
 # Params compare by value: Snakemake records repr(params), and layering --configfile/--config on
 # config.yaml reorders keys without changing values.  Put every mapping in config.yaml's order.
 from attnbias.workflow import order_like
@@ -107,7 +113,7 @@ TABLE_FILES = {}
 
 
 def register_table_files(paper, table, group, modules, write):
-    """results/figures/<paper>/<table>.{csv,md} from the plot-ready data of ``group``:
+    """<results>/figures/<paper>/<table>.{csv,md} from the plot-ready data of ``group``:
     ``write(data_csv, csv_path, md_path)``; ``modules`` (dotted, under attnbias) are what it runs.
     """
     TABLE_FILES[(paper, table)] = dict(
@@ -117,7 +123,10 @@ def register_table_files(paper, table, group, modules, write):
 
 def data_files(paper, group):
     """The plot-ready data of a compute group: a tidy CSV and its JSON sidecar."""
-    return [f"results/data/{paper}/{group}.csv", f"results/data/{paper}/{group}.json"]
+    return [
+        f"{RESULTS}/data/{paper}/{group}.csv",
+        f"{RESULTS}/data/{paper}/{group}.json",
+    ]
 
 
 def experiment_code(func, script="scripts/compute.py"):
@@ -196,16 +205,30 @@ def register_figure(paper, fig, data, gpu=False):
 
 
 def figure_outputs(paper, fig):
-    return [f"results/figures/{paper}/{fig}.pdf", f"results/figures/{paper}/{fig}.png"]
+    return [
+        f"{RESULTS}/figures/{paper}/{fig}.pdf",
+        f"{RESULTS}/figures/{paper}/{fig}.png",
+    ]
 
 
 def claim_file(paper, fig):
-    return f"results/claims/{paper}/{fig}.json"
+    return f"{RESULTS}/claims/{paper}/{fig}.json"
+
+
+def shown_figures():
+    """The figures a run builds (``all``, the paper aggregates, the claims summary): every figure,
+    or under the negative control only those it applies to (CONTROLLED_DATA, figures.smk).
+    """
+    return [
+        k
+        for k, entry in FIGURES.items()
+        if CONTROL == "none" or set(entry["data"]) & CONTROLLED_DATA
+    ]
 
 
 def paper_targets(paper):
     out = []
-    for (p, fig), entry in FIGURES.items():
+    for p, fig in shown_figures():
         if p == paper:
             out += figure_outputs(p, fig) + [claim_file(p, fig)]
     return out
@@ -215,9 +238,9 @@ def all_targets():
     out = []
     for paper in PAPERS:
         out += paper_targets(paper)
-    out += ["results/claims/summary.md", "results/claims/summary.csv"]
+    out += [RESULTS + "/claims/summary.md", RESULTS + "/claims/summary.csv"]
     if config["claims_strict"]:
-        out.append("results/claims/strict.ok")
+        out.append(RESULTS + "/claims/strict.ok")
     return out
 
 

@@ -32,6 +32,19 @@ PRECOMPUTED_GROUPS = {
     if use_precomputed(s["gpu"])
     for group in [*s["tables"], *s["gathers"]]
 }
+# plot-ready files the negative control reaches (`control=null`): every training sweep's, and those
+# of computations given the control in their settings (with_control, common.smk)
+CONTROLLED_DATA = {
+    f
+    for (paper, name), s in SWEEPS.items()
+    for group in [*s["tables"], *s["gathers"]]
+    for f in data_files(paper, group)
+} | {
+    f
+    for (paper, group), c in COMPUTES.items()
+    if isinstance(c["settings"], dict) and "control" in c["settings"]
+    for f in data_files(paper, group)
+}
 
 
 wildcard_constraints:
@@ -49,12 +62,12 @@ rule compute:
             )
         ),
     output:
-        csv="results/data/{paper}/{group}.csv",
-        meta="results/data/{paper}/{group}.json",
+        csv=RESULTS + "/data/{paper}/{group}.csv",
+        meta=RESULTS + "/data/{paper}/{group}.json",
     log:
-        "results/logs/{paper}_compute_{group}.log",
+        RESULTS + "/logs/{paper}_compute_{group}.log",
     benchmark:
-        "results/benchmarks/{paper}_compute_{group}.tsv"
+        RESULTS + "/benchmarks/{paper}_compute_{group}.tsv"
     wildcard_constraints:
         group=one_of(by_paper(COMPUTES)),
     conda:
@@ -92,11 +105,11 @@ rule check:
         data=figure_data,
         code=lambda wildcards: CHECK_CODE[(wildcards.paper, wildcards.fig)],
     output:
-        claims="results/claims/{paper}/{fig}.json",
+        claims=RESULTS + "/claims/{paper}/{fig}.json",
     log:
-        "results/logs/{paper}_check_{fig}.log",
+        RESULTS + "/logs/{paper}_check_{fig}.log",
     benchmark:
-        "results/benchmarks/{paper}_check_{fig}.tsv"
+        RESULTS + "/benchmarks/{paper}_check_{fig}.tsv"
     wildcard_constraints:
         fig=one_of(by_paper(FIGURES)),
     localrule: True
@@ -112,23 +125,23 @@ rule check:
 rule plot:
     input:
         data=figure_data,
-        claims="results/claims/{paper}/{fig}.json",
+        claims=RESULTS + "/claims/{paper}/{fig}.json",
         caption="workflow/report/{paper}_{fig}.rst",
         code=lambda wildcards: PLOT_CODE[(wildcards.paper, wildcards.fig)],
     output:
-        pdf="results/figures/{paper}/{fig}.pdf",
+        pdf=RESULTS + "/figures/{paper}/{fig}.pdf",
         png=report(
-            "results/figures/{paper}/{fig}.png",
+            RESULTS + "/figures/{paper}/{fig}.png",
             caption="../report/figure.rst",
             category=lambda wildcards: PAPERS[wildcards.paper],
             subcategory="{fig}",
             labels={"paper": "{paper}", "figure": "{fig}"},
         ),
-        caption="results/figures/{paper}/{fig}.rst",
+        caption=RESULTS + "/figures/{paper}/{fig}.rst",
     log:
-        "results/logs/{paper}_{fig}.log",
+        RESULTS + "/logs/{paper}_{fig}.log",
     benchmark:
-        "results/benchmarks/{paper}_{fig}.tsv"
+        RESULTS + "/benchmarks/{paper}_{fig}.tsv"
     wildcard_constraints:
         fig=one_of(by_paper(FIGURES)),
     localrule: True
@@ -139,7 +152,7 @@ rule plot:
         figure="{fig}",
         # the report's caption (workflow/report/figure.rst) shows this rendered caption
         report_caption=lambda wildcards: Path(
-            f"results/figures/{wildcards.paper}/{wildcards.fig}.rst"
+            f"{RESULTS}/figures/{wildcards.paper}/{wildcards.fig}.rst"
         ),
     script:
         "../../scripts/plot.py"
@@ -155,10 +168,10 @@ rule table_files:
         ),
         code=lambda wildcards: TABLE_FILES[(wildcards.paper, wildcards.table)]["code"],
     output:
-        csv="results/figures/{paper}/{table}.csv",
-        md="results/figures/{paper}/{table}.md",
+        csv=RESULTS + "/figures/{paper}/{table}.csv",
+        md=RESULTS + "/figures/{paper}/{table}.md",
     log:
-        "results/logs/{paper}_{table}_files.log",
+        RESULTS + "/logs/{paper}_{table}_files.log",
     wildcard_constraints:
         table=one_of(by_paper(TABLE_FILES)),
     localrule: True
@@ -170,30 +183,32 @@ rule table_files:
 
 rule claims_summary:
     input:
-        [claim_file(p, f) for (p, f) in FIGURES],
+        [claim_file(p, f) for (p, f) in shown_figures()],
     output:
-        md="results/claims/summary.md",
+        md=RESULTS + "/claims/summary.md",
         csv=report(
-            "results/claims/summary.csv",
+            RESULTS + "/claims/summary.csv",
             caption="../report/claims_summary.rst",
             category="0 – Claims summary",
         ),
     log:
-        "results/logs/claims_summary.log",
+        RESULTS + "/logs/claims_summary.log",
     localrule: True
     conda:
         "../../environment.yml"
+    params:
+        shows=dict(preset=SCALE, control=CONTROL, seed=config["seed"], folder=RESULTS),
     script:
         "../../scripts/summary.py"
 
 
 rule claims_gate:
     input:
-        "results/claims/summary.csv",
+        RESULTS + "/claims/summary.csv",
     output:
-        "results/claims/strict.ok",
+        RESULTS + "/claims/strict.ok",
     log:
-        "results/logs/claims_gate.log",
+        RESULTS + "/logs/claims_gate.log",
     localrule: True
     conda:
         "../../environment.yml"
@@ -223,8 +238,8 @@ rule gpu_figures:
 
 rule checks:
     input:
-        "results/claims/summary.md",
-        "results/claims/summary.csv",
+        RESULTS + "/claims/summary.md",
+        RESULTS + "/claims/summary.csv",
 
 
 # --- named targets: one alias rule per figure (`maxmargin_fig1c`) and per paper (`maxmargin`) ---
@@ -246,7 +261,7 @@ for _paper in PAPERS:
         input:
             paper_targets(_paper),
             [
-                f"results/figures/{p}/{t}.{ext}"
+                f"{RESULTS}/figures/{p}/{t}.{ext}"
                 for (p, t) in TABLE_FILES
                 if p == _paper
                 for ext in ("csv", "md")
@@ -266,7 +281,7 @@ for _moved in set_aside_stale(
     + [
         (
             [claim_file(*k) for k in FIGURES],
-            ["results/claims/summary.md", "results/claims/summary.csv"],
+            [RESULTS + "/claims/summary.md", RESULTS + "/claims/summary.csv"],
         )
     ]
 ):

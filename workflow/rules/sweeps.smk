@@ -119,8 +119,8 @@ def register_sweep(
             outputs[t], outputs[f"{t}_meta"] = data_files(paper, t)
     else:
         outputs = dict(
-            csv=f"results/data/{paper}/{name}/{pattern}.csv",
-            meta=f"results/data/{paper}/{name}/{pattern}.json",
+            csv=f"{RESULTS}/data/{paper}/{name}/{pattern}.csv",
+            meta=f"{RESULTS}/data/{paper}/{name}/{pattern}.json",
         )
     gpu = SCALE == "paper" if gpu is None else gpu
     res = dict(threads=1, mem_mb=2000, runtime=20)
@@ -166,7 +166,9 @@ def register_sweep(
     for group, g in gathers.items():
         chosen = points if g.get("points") is None else g["points"]
         SWEEPS[(paper, name)]["gathers"][group] = dict(
-            parts=[f"results/data/{paper}/{name}/{point_label(p)}.csv" for p in chosen],
+            parts=[
+                f"{RESULTS}/data/{paper}/{name}/{point_label(p)}.csv" for p in chosen
+            ],
             func=g["func"],
             settings=g.get("settings", {}),
             code=experiment_code(g["func"]),
@@ -189,7 +191,7 @@ def run_params(paper, name, point, suffix=""):
     from there), and the suffix of its output names (``csv0``, ``meta0``, ... in a batched job).
     """
     sweep = SWEEPS[(paper, name)]
-    folder = f"results/scratch/{paper}_{name}_train/{SCALE}/{point_label(point)}"
+    folder = f"{RESULTS}/scratch/{paper}_{name}_train/{SCALE}/{point_label(point)}"
     return {  # (a dict literal: `checkpoint` opening a line is a Snakemake keyword)
         "settings": point_settings(sweep, point),
         "checkpoint": f"{folder}/checkpoint.pt",
@@ -221,6 +223,6 @@ def batch_outputs(paper, name, points):
     """
     out = {}
     for i, p in enumerate(points):
-        stem = f"results/data/{paper}/{name}/{point_label(p)}"
+        stem = f"{RESULTS}/data/{paper}/{name}/{point_label(p)}"
         out[f"csv{i}"], out[f"meta{i}"] = f"{stem}.csv", f"{stem}.json"
     return out

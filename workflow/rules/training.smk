@@ -15,12 +15,12 @@ rule train:
             )
         ),
     output:
-        csv="results/data/{paper}/{sweep}/{point}.csv",
-        meta="results/data/{paper}/{sweep}/{point}.json",
+        csv=RESULTS + "/data/{paper}/{sweep}/{point}.csv",
+        meta=RESULTS + "/data/{paper}/{sweep}/{point}.json",
     log:
-        "results/logs/{paper}_{sweep}_train/{point}.log",
+        RESULTS + "/logs/{paper}_{sweep}_train/{point}.log",
     benchmark:
-        "results/benchmarks/{paper}_{sweep}_train/{point}.tsv"
+        RESULTS + "/benchmarks/{paper}_{sweep}_train/{point}.tsv"
     wildcard_constraints:
         sweep=one_of(by_paper(TRAIN_RUNS)),
         point=one_of({f"{p}/{s}/": list(runs) for (p, s), runs in TRAIN_RUNS.items()}),
@@ -71,9 +71,9 @@ for (_paper, _name), _s in _TRAINED.items():
                     else batch_outputs(_paper, _name, _points)
                 ),
             log:
-                f"results/logs/{_paper}_{_name}_train/{_suffix[1:] or _s['stem']}.log",
+                f"{RESULTS}/logs/{_paper}_{_name}_train/{_suffix[1:] or _s['stem']}.log",
             benchmark:
-                f"results/benchmarks/{_paper}_{_name}_train/{_suffix[1:] or _s['stem']}.tsv"
+                f"{RESULTS}/benchmarks/{_paper}_{_name}_train/{_suffix[1:] or _s['stem']}.tsv"
             conda:
                 "../../environment.yml"
             threads: _r["threads"]
@@ -107,12 +107,12 @@ rule gather:
         code=lambda wildcards: _gather(wildcards)["code"],
         parts=lambda wildcards: _gather(wildcards)["parts"],
     output:
-        csv="results/data/{paper}/{group}.csv",
-        meta="results/data/{paper}/{group}.json",
+        csv=RESULTS + "/data/{paper}/{group}.csv",
+        meta=RESULTS + "/data/{paper}/{group}.json",
     log:
-        "results/logs/{paper}_gather_{group}.log",
+        RESULTS + "/logs/{paper}_gather_{group}.log",
     benchmark:
-        "results/benchmarks/{paper}_gather_{group}.tsv"
+        RESULTS + "/benchmarks/{paper}_gather_{group}.tsv"
     wildcard_constraints:
         group=one_of(by_paper(GATHERS)),
     localrule: True
@@ -134,17 +134,17 @@ rule precomputed:
             [f"{wildcards.group}.csv", f"{wildcards.group}.json"],
         )(wildcards),
     output:
-        "results/data/{paper}/{group}.csv",
-        "results/data/{paper}/{group}.json",
+        RESULTS + "/data/{paper}/{group}.csv",
+        RESULTS + "/data/{paper}/{group}.json",
     log:
-        "results/logs/{paper}_precomputed_{group}.log",
+        RESULTS + "/logs/{paper}_precomputed_{group}.log",
     wildcard_constraints:
         group=one_of(by_paper(PRECOMPUTED_GROUPS)),
     localrule: True
     conda:
         "../../environment.yml"
     params:
-        folder="results/data/{paper}",
+        folder=RESULTS + "/data/{paper}",
     shell:
         "cp {input} {params.folder}/ 2> {log}"
 
@@ -162,7 +162,7 @@ for (_paper, _name), _d in DOWNLOADS.items():
         output:
             csv=f"results/downloads/{_paper}/{_name}.csv",
             meta=f"results/downloads/{_paper}/{_name}.json",
-        log:
+        log:  # shared by every results folder, like the downloads
             f"results/logs/{_paper}_download_{_name}.log",
         # no retries offline: the clear error comes at once (hub unreachable: 3 quick retries)
         retries: 0 if OFFLINE else 3

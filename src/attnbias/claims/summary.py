@@ -101,9 +101,11 @@ def _md_row(cells) -> str:
     return "| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |"
 
 
-def write_summary(claim_files, md_path, csv_path) -> int:
+def write_summary(claim_files, md_path, csv_path, shows=None) -> int:
     """Write the summary; return the number of failed claims that gate the run (paper and
-    sanity; a failed identity is a bug and gates too, see :func:`gate`)."""
+    sanity; a failed identity is a bug and gates too, see :func:`gate`).  ``shows``: which run the
+    claims are from (``preset``, ``control``, ``seed``, ``folder``), said in the summary's first
+    line."""
     df = summary_table(claim_files)
     df.to_csv(csv_path, index=False)
     failed = df[df.verdict == "FAIL"]
@@ -111,6 +113,15 @@ def write_summary(claim_files, md_path, csv_path) -> int:
     lines = [
         "# Claims summary",
         "",
+        *(
+            [
+                f"Results of the **{shows['preset']}** preset, control `{shows['control']}`, "
+                f"seed shift {shows['seed']}, in `{shows['folder']}/`.",
+                "",
+            ]
+            if shows
+            else []
+        ),
         *(
             [
                 "**NEGATIVE CONTROL RUN** (`--config control=null`) for "

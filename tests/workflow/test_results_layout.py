@@ -1,0 +1,48 @@
+"""Each preset, negative control and seed shift has its own results folder (README "Where results
+go"), so switching and switching back recomputes nothing, and the default run's files stay as they
+were."""
+
+import pytest
+from conftest import copy_workflow, snakemake_cmd
+
+from attnbias.workflow import results_root
+
+
+@pytest.mark.parametrize(
+    "scale, control, seed, folder",
+    [
+        ("quick", "none", 0, "results"),
+        ("paper", "none", 0, "results/paper"),
+        ("quick", "null", 0, "results/control-null"),
+        ("quick", "none", 3, "results/seed-3"),
+        ("paper", "null", 2, "results/paper/control-null/seed-2"),
+    ],
+)
+def test_results_root(scale, control, seed, folder):
+    assert results_root(scale, control, seed) == folder
+
+
+def _state(root):
+    """Every file under results/ with its modification time."""
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+def test_switching_preset_or_seed_and_back_recomputes_nothing(tmp_path):
+    d = copy_workflow(tmp_path / "wf")
+    target = "maxmargin_fig1c"
+    switches = [[], ["--config", "scale=paper"], ["--config", "seed=1"]]
+    snakemake_cmd("--cores", "2", target, cwd=d, check=True)
+    default = _state(d / "results")
+    assert "data/maxmargin/fig1.csv" in default
+    for switch in switches[1:]:
+        snakemake_cmd("--cores", "2", target, *switch, cwd=d, check=True)
+    paper, seed = d / "results/paper", d / "results/seed-1"
+    assert (paper / "figures/maxmargin/fig1c.pdf").exists()
+    assert (seed / "data/maxmargin/fig1.csv").exists()
+    # the default run's files are untouched by the other runs ...
+    now = _state(d / "results")
+    assert {k: now[k] for k in default} == default
+    # ... and going back to any of the three finds it up to date
+    for switch in switches:
+        res = snakemake_cmd("-n", "--cores", "1", target, *switch, cwd=d, check=True)
+        assert "Nothing to be done" in res.stdout + res.stderr, (switch, res.stdout[-2000:])
