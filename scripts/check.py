@@ -1,13 +1,17 @@
 """Claim rule entry point: evaluate a figure's claims on its plot-ready data."""
 
-from attnbias.claims import write_claims
+from attnbias.claims import MEASUREMENT_ERRORS, not_measurable, write_claims
 from attnbias.io import control_of
 from attnbias.workflow import call_figure, figure_data, rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821
     p = snakemake.params  # noqa: F821
     data = figure_data(snakemake.input.data)  # noqa: F821  {group: (df, meta)} by file stem
-    claims = call_figure("claims", p.paper, p.figure, data)
+    try:
+        claims = call_figure("claims", p.paper, p.figure, data)
+    except MEASUREMENT_ERRORS as e:  # data too small for a statistic: recorded, not a crash
+        log.exception("%s %s: the claims cannot be measured on these data", p.paper, p.figure)
+        claims = not_measurable(e)
     preset = next(iter(data.values()))[1].get("provenance", {}).get("preset")
     control = "null" if any(control_of(m) == "null" for _, m in data.values()) else "none"
     write_claims(snakemake.output.claims, p.paper, p.figure, preset, claims, control)  # noqa: F821

@@ -1,14 +1,20 @@
 """Plot rule entry point: draw a figure from plot-ready data only, and write its report caption."""
 
-from attnbias.claims import read_claims
-from attnbias.plotting import mark_control, render_caption, save_figure
+from attnbias.claims import MEASUREMENT_ERRORS, is_not_measurable, read_claims
+from attnbias.plotting import mark_control, not_measurable_figure, render_caption, save_figure
 from attnbias.workflow import call_figure, figure_data, resolve, rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821
     p, inp, out = snakemake.params, snakemake.input, snakemake.output  # noqa: F821
     data = figure_data(inp.data)  # {group: (df, meta)}, the groups named by the file stems
-    fig = call_figure("plotting", p.paper, p.figure, data)
     claims = read_claims(inp.claims)
+    try:
+        fig = call_figure("plotting", p.paper, p.figure, data)
+    except MEASUREMENT_ERRORS as e:  # only data its claims could not measure either: else a bug
+        if not is_not_measurable(claims):
+            raise
+        log.exception("%s %s: not drawable at these settings", p.paper, p.figure)
+        fig = not_measurable_figure(f"{p.paper} {p.figure}", f"{type(e).__name__}: {e}")
     if claims.get("control", "none") != "none":
         mark_control(fig, resolve("attnbias.plotting", f"{p.paper}.CONTROL_NOTES")[p.figure])
     save_figure(fig, out.pdf, out.png)

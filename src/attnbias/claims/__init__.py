@@ -2,6 +2,28 @@
 (e.g. :func:`attnbias.claims.maxmargin.fig1a`) checks one figure, taking its data groups as named
 ``(DataFrame, meta)`` arguments and returning its list of :class:`Claim`."""
 
-from .core import KINDS, Claim, compare, holds, read_claims, within, write_claims
+from .core import (
+    KINDS,
+    MEASUREMENT_ERRORS,
+    Claim,
+    compare,
+    holds,
+    is_not_measurable,
+    not_measurable,
+    read_claims,
+    within,
+    write_claims,
+)
 
-__all__ = ["KINDS", "Claim", "compare", "holds", "read_claims", "within", "write_claims"]
+__all__ = [
+    "KINDS",
+    "MEASUREMENT_ERRORS",
+    "Claim",
+    "compare",
+    "holds",
+    "is_not_measurable",
+    "not_measurable",
+    "read_claims",
+    "within",
+    "write_claims",
+]

@@ -95,6 +95,36 @@ def holds(
     return Claim(cid, kind, statement, value, threshold, bool(passed))
 
 
+# What a claim function raises when its data are too small for a statistic it computes (a window
+# of steps that is empty, a fit with fewer points than parameters, ...): the figure is then recorded
+# as not measurable at its settings, never as a crash.  A TypeError or AttributeError is a bug and
+# is not caught.
+MEASUREMENT_ERRORS = (ValueError, IndexError, ZeroDivisionError, FloatingPointError)
+NOT_MEASURABLE = "measurable"
+
+
+def not_measurable(error: BaseException) -> list[Claim]:
+    """The claim list of a figure whose claims could not be computed on its data: one failed
+    sanity check, ``measurable``, whose value is the reason (the error), so the summary, the
+    strict gate and the report caption show it; the traceback is in the claim job's log."""
+    return [
+        Claim(
+            NOT_MEASURABLE,
+            "sanity",
+            "The figure's claims can be measured on its data (its settings are large enough for "
+            "every statistic the claims compute)",
+            f"not measurable: {type(error).__name__}: {error}",
+            "no error",
+            False,
+        )
+    ]
+
+
+def is_not_measurable(claims_doc: dict) -> bool:
+    """Whether a claim file records its figure as not measurable (:func:`not_measurable`)."""
+    return any(c["id"] == NOT_MEASURABLE and not c["passed"] for c in claims_doc["claims"])
+
+
 def write_claims(
     path, paper: str, figure: str, preset: str, claims: list[Claim], control: str = "none"
 ) -> dict:

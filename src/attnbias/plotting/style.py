@@ -63,6 +63,16 @@ def mark_control(fig, what: str = "the paper's mechanism is removed") -> None:
     fig.suptitle(text, color="tab:red", fontsize=9, fontweight="bold")
 
 
+def not_measurable_figure(title: str, reason: str):
+    """A figure that says, instead of drawing, why its data could not be drawn (settings too small
+    for what the figure shows); used only when the figure's claims are also not measurable."""
+    fig, ax = new_figure(4.5, 2.0)
+    ax.set_axis_off()
+    ax.set_title(f"{title}: not measurable at these settings", color="tab:red")
+    ax.text(0.5, 0.5, reason, ha="center", va="center", wrap=True, fontsize=7)
+    return fig
+
+
 def save_figure(fig, pdf_path, png_path) -> None:
     """Save the PDF and PNG twins with reproducible bytes (no creation dates)."""
     fig.tight_layout()
