@@ -21,6 +21,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/sweeps.smk"
+include: "workflow/rules/stages.smk"
 include: "workflow/rules/maxmargin.smk"
 include: "workflow/rules/fastrates.smk"
 include: "workflow/rules/nucnorm.smk"

@@ -1,7 +1,10 @@
 """Synthetic figure data for Tarzanagh et al. 2023 (Figs 1–5, 8 and the Fig 9/10 study).
 
-Each ``compute_<group>`` returns ``(DataFrame, meta)``; the DataFrame is tidy and plot-ready and
-``meta["columns"]`` documents its columns.  All dynamics run in float64 with the scaled,
+Each group runs in three stages (rules `instance`, `svm`, `compute`): its problems and SVM
+solutions come from :mod:`.problems`, and ``trajectories_<group>(instance, svm, **settings)``
+runs the dynamics and returns ``(DataFrame, meta)``; the DataFrame is tidy and plot-ready and
+``meta["columns"]`` documents its columns.  ``compute_<group>(**settings)`` runs the three stages
+in one call.  All dynamics run in float64 with the scaled,
 cancellation-free gradient of :mod:`attnbias.models.attention`, batched over initial points.
 Iterate t is the point after t updates (t = 0 is the initial point).
 """
@@ -13,16 +16,10 @@ import pandas as pd
 
 from ...data import synthetic as syn
 from ...metrics import cosine
-from ...models import joint_grad_fn, keys, loss_value, prompt_grad_fn, softmax, token_scores
+from ...models import joint_grad_fn, loss_value, prompt_grad_fn, softmax, token_scores
 from ...optim import run
-from ...svm import (
-    InfeasibleSVM,
-    att_svm,
-    classify_selection,
-    head_svm,
-    support_inputs,
-    svm_neighbours,
-)
+from ...svm import InfeasibleSVM, att_svm, classify_selection, svm_neighbours
+from . import problems
 
 PATH_COLUMNS = {
     "case": "figure panel / problem the path belongs to",
@@ -78,45 +75,56 @@ def _d3_inits(values, axis: int) -> np.ndarray:
     return p0
 
 
-def compute_fig1(steps: int, lr: float, inits: list[float]) -> tuple[pd.DataFrame, dict]:
+def _staged(group: str, settings: dict, data=(), svm=True):
+    """Run the stages of ``group`` in one call: its instance (from the settings named in
+    ``data``), its SVM solutions (none when ``svm`` is false) and its trajectories."""
+    inst, _ = getattr(problems, f"instance_{group}")(**{k: settings[k] for k in data})
+    sol = getattr(problems, f"svm_{group}")(inst)[0] if svm else None
+    return globals()[f"trajectories_{group}"](inst, sol, **settings)
+
+
+def trajectories_fig1(instance, svm, steps: int, lr: float, inits: list[float]):
     """Figs 1(a)–(c): NGD paths of p on the d = 3 constructions, and their SVM directions."""
     frames, meta = (
         [],
         {"steps": steps, "lr": lr, "method": "ngd", "loss": "logistic", "inits": inits},
     )
-    for case, prob, axis in (
-        ("fig1a", syn.fig1_single_input(local=False), 1),
-        ("fig1b", syn.fig1_single_input(local=True), 1),
-        ("fig1c", syn.fig1c_problem(), 0),
-    ):
+    for case, axis in problems._FIG1_CASES.items():
+        prob = problems.problem(instance, case)
         traj = _fixed_head_run(prob, _d3_inits(inits, axis), steps, lr)
         frames.append(_paths(case, traj))
-        K2 = prob.K[..., :2]
         info = {
             "tokens": prob.X[..., :2],
             "scores": prob.gamma,
             "opt": prob.opt,
-            "gmm": att_svm(K2, prob.opt).x,
+            "gmm": svm[f"{case}_gmm"],
             "init_axis": "p2" if axis == 1 else "p1",
             "stopped_at": traj["stopped_at"],
         }
         if case == "fig1b":
-            info["lmm"] = att_svm(K2, [1]).x  # select the square (1, 0)
+            info["lmm"] = svm["fig1b_lmm"]  # select the square (1, 0)
         if case == "fig1a":
-            info["other"] = att_svm(K2, [1]).x  # (1, 0): not locally optimal here
+            info["other"] = svm["fig1a_other"]  # (1, 0): not locally optimal here
         if case == "fig1c":
-            info["data_source"] = prob.meta["source"]
+            info["data_source"] = instance["fig1c_source"]
         meta[case] = info
     meta["columns"] = PATH_COLUMNS
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig2(steps: int, lr: float, mu: float, radius: float, inside: list, outside: list):
+def compute_fig1(steps: int, lr: float, inits: list[float]) -> tuple[pd.DataFrame, dict]:
+    """Figs 1(a)–(c), the three stages in one call."""
+    return _staged("fig1", dict(steps=steps, lr=lr, inits=inits))
+
+
+def trajectories_fig2(
+    instance, svm, steps: int, lr: float, mu: float, radius: float, inside: list, outside: list
+):
     """Fig 2 (project proposal): NGD paths from inside and outside the cone C_{μ,R}(LMM).
 
     ``inside``/``outside``: lists of [radius, angle in degrees] initial points.
     """
-    prob = syn.fig2_problem()
+    prob = problems.problem(instance, "fig2")
     pts = [(r, a, True) for r, a in inside] + [(r, a, False) for r, a in outside]
     p0 = np.zeros((len(pts), 3))
     for j, (r, a, _) in enumerate(pts):
@@ -124,7 +132,6 @@ def compute_fig2(steps: int, lr: float, mu: float, radius: float, inside: list, 
     traj = _fixed_head_run(prob, p0, steps, lr)
     df = _paths("fig2", traj)
     df["inside"] = np.tile([p[2] for p in pts], len(traj["t"]))
-    K2 = prob.K[..., :2]
     meta = {
         "steps": steps,
         "lr": lr,
@@ -133,18 +140,24 @@ def compute_fig2(steps: int, lr: float, mu: float, radius: float, inside: list, 
         "starts": [[r, a, ins] for r, a, ins in pts],
         "tokens": prob.X[..., :2],
         "scores": prob.gamma,
-        "lmm": att_svm(K2, [1]).x,
-        "gmm": att_svm(K2, [0]).x,
+        "lmm": svm["lmm"],
+        "gmm": svm["gmm"],
         "columns": dict(PATH_COLUMNS, inside="path starts inside C_{μ,R}(LMM)"),
     }
     return df, meta
 
 
-def compute_fig3(steps: int, lr: float, p0: list, v0: list) -> tuple[pd.DataFrame, dict]:
+def compute_fig2(steps: int, lr: float, mu: float, radius: float, inside: list, outside: list):
+    """Fig 2, the three stages in one call."""
+    return _staged("fig2", dict(steps=steps, lr=lr, mu=mu, radius=radius, inside=inside,
+                                outside=outside))  # fmt: skip
+
+
+def trajectories_fig3(instance, svm, steps: int, lr: float, p0: list, v0: list):
     """Fig 3: joint (v, p) NGD (blocks normalised separately), cases (a) and (b)."""
     frames, meta = [], {"steps": steps, "lr": lr, "p0": p0, "v0": v0, "normalize": "block"}
-    for case, relaxed in (("fig3a", False), ("fig3b", True)):
-        X, Y = syn.fig3_joint_problem(relaxed)
+    for case in problems._FIG3_CASES:
+        X, Y = np.asarray(instance[f"{case}_X"]), np.asarray(instance[f"{case}_Y"])
         W = np.eye(2)
         alpha = np.ones(3, dtype=int)
         params0 = {"v": np.array([v0], dtype=float), "p": np.array([p0], dtype=float)}
@@ -181,12 +194,9 @@ def compute_fig3(steps: int, lr: float, p0: list, v0: list) -> tuple[pd.DataFram
                 }
             )
         )
-        R = X[np.arange(3), alpha]
-        vmm = head_svm(R, Y).x
-        support = support_inputs(R, Y, vmm)
-        info = {"tokens": X, "labels": Y, "alpha": alpha, "v_mm": vmm, "support": support}
-        info["p_mm"] = att_svm(keys(X, W), alpha).x
-        info["p_relax"] = att_svm(keys(X, W), alpha, support=support).x
+        info = {"tokens": X, "labels": Y, "alpha": alpha}
+        for k in ("v_mm", "support", "p_mm", "p_relax"):
+            info[k] = svm[f"{case}_{k}"]
         meta[case] = info
     meta["columns"] = {
         "case": "fig3a (all selected tokens are support vectors) or fig3b (yellow is not)",
@@ -201,9 +211,14 @@ def compute_fig3(steps: int, lr: float, p0: list, v0: list) -> tuple[pd.DataFram
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig4(steps: int, lr_ngd: float, lr_gd: float) -> tuple[pd.DataFrame, dict]:
-    """Fig 4: NGD vs constant-step GD from p0 = 0 on the Fig 1(c) data."""
-    prob = syn.fig1c_problem()
+def compute_fig3(steps: int, lr: float, p0: list, v0: list) -> tuple[pd.DataFrame, dict]:
+    """Fig 3, the three stages in one call."""
+    return _staged("fig3", dict(steps=steps, lr=lr, p0=p0, v0=v0))
+
+
+def trajectories_fig4(instance, svm, steps: int, lr_ngd: float, lr_gd: float):
+    """Fig 4: NGD vs constant-step GD from p0 = 0 on the Fig 1(c) data (no SVM stage)."""
+    prob = problems.problem(instance, "fig1c")
     frames = []
     for method, lr in (("ngd", lr_ngd), ("gd", lr_gd)):
 
@@ -244,16 +259,19 @@ def compute_fig4(steps: int, lr_ngd: float, lr_gd: float) -> tuple[pd.DataFrame,
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataFrame, dict]:
+def compute_fig4(steps: int, lr_ngd: float, lr_gd: float) -> tuple[pd.DataFrame, dict]:
+    """Fig 4, the stages in one call."""
+    return _staged("fig4", dict(steps=steps, lr_ngd=lr_ngd, lr_gd=lr_gd), svm=False)
+
+
+def trajectories_fig5(instance, svm, steps: int, lr: float, C_values: list[float]):
     """Fig 5: correlation vs logistic loss, NGD from p0 = 0, batched over C."""
-    probs = [syn.fig5_problem(C) for C in C_values]
-    K = np.stack([p.K for p in probs])
-    gamma = np.stack([p.gamma for p in probs])
+    K, gamma = np.asarray(instance["K"]), np.asarray(instance["gamma"])
     frames = []
     for loss in ("correlation", "logistic"):
         traj = run(
             prompt_grad_fn(K, gamma, loss),
-            {"p": np.zeros((len(probs), 3))},
+            {"p": np.zeros((len(K), 3))},
             steps,
             method="ngd",
             lr=lr,
@@ -261,12 +279,12 @@ def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataF
         df = _paths(loss, traj).rename(columns={"case": "loss"})
         df["C"] = np.asarray(C_values, dtype=float)[df["init"].to_numpy()]
         frames.append(df.drop(columns="init"))
-    K2 = probs[0].K[..., :2]
+    K2 = K[0][..., :2]
     meta = {
         "steps": steps,
         "lr": lr,
         "C_values": C_values,
-        "gmm": att_svm(K2, [1, 1]).x,
+        "gmm": svm["gmm"],
         "tokens": K2,
         "columns": {
             "loss": "correlation (ℓ = −x) or logistic",
@@ -280,9 +298,14 @@ def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataF
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig8(steps: int, lr: float, gmm_inits: list, lmm_inits: list):
+def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataFrame, dict]:
+    """Fig 5, the three stages in one call."""
+    return _staged("fig5", dict(steps=steps, lr=lr, C_values=C_values), data=["C_values"])
+
+
+def trajectories_fig8(instance, svm, steps: int, lr: float, gmm_inits: list, lmm_inits: list):
     """Fig 8 (project construction): two inputs, GD reaches the GMM or an LMM depending on init."""
-    prob = syn.fig8_problem()
+    prob = problems.problem(instance, "fig8")
     starts = [(a, "gmm") for a in gmm_inits] + [(a, "lmm") for a in lmm_inits]
     p0 = np.zeros((len(starts), 3))
     p0[:, :2] = [s[0] for s in starts]
@@ -295,14 +318,19 @@ def compute_fig8(steps: int, lr: float, gmm_inits: list, lmm_inits: list):
         "lr": lr,
         "tokens": K2,
         "scores": prob.gamma,
-        "gmm": att_svm(K2, [0, 0]).x,
-        "lmm": att_svm(K2, [0, 1]).x,
+        "gmm": svm["gmm"],
+        "lmm": svm["lmm"],
         "starts": [list(s[0]) for s in starts],
         "columns": dict(
             PATH_COLUMNS, expected="limit the construction predicts for this start (gmm or lmm)"
         ),
     }
     return df, meta
+
+
+def compute_fig8(steps: int, lr: float, gmm_inits: list, lmm_inits: list):
+    """Fig 8, the three stages in one call."""
+    return _staged("fig8", dict(steps=steps, lr=lr, gmm_inits=gmm_inits, lmm_inits=lmm_inits))
 
 
 def fig9_trials(
@@ -320,6 +348,11 @@ def fig9_trials(
     """One d of the over-parameterisation study: all trials advanced together, then one QP per
     trial."""
     X, Y, v, p0 = syn.random_sphere_trials(d, trials, n, T, seed, init_scale)
+    return _fig9_run(d, X, Y, v, p0, steps, lr, sat_tol, nb_tol)
+
+
+def _fig9_run(d, X, Y, v, p0, steps, lr, sat_tol, nb_tol) -> pd.DataFrame:
+    trials = len(X)
     gamma = token_scores(X, Y, v)  # W = I: keys are the tokens
     traj = run(prompt_grad_fn(X, gamma), {"p": p0}, steps, method="ngd", lr=lr, record_at=[steps])
     p = traj["params"]["p"][-1]
@@ -372,7 +405,9 @@ FIG9_COLUMNS = {
 }
 
 
-def compute_fig9(
+def trajectories_fig9(
+    instance,
+    svm,
     d_grid: list[int],
     trials: int,
     n: int,
@@ -384,9 +419,17 @@ def compute_fig9(
     nb_tol: float,
     init_scale: float,
 ):
-    """Figs 9–10: the random-trial study over the d grid (seed = seed_base + d)."""
+    """Figs 9–10: the random-trial study over the d grid (seed = seed_base + d; no SVM stage:
+    the QPs are those of the selections GD reaches)."""
     frames = [
-        fig9_trials(d, trials, n, T, steps, lr, seed_base + d, sat_tol, nb_tol, init_scale)
+        _fig9_run(
+            d,
+            *(np.asarray(instance[f"{k}_d{d}"]) for k in ("X", "Y", "v", "p0")),
+            steps,
+            lr,
+            sat_tol,
+            nb_tol,
+        )  # fmt: skip
         for d in d_grid
     ]
     meta = {
@@ -403,6 +446,16 @@ def compute_fig9(
         "columns": FIG9_COLUMNS,
     }
     return pd.concat(frames, ignore_index=True), meta
+
+
+def compute_fig9(
+    d_grid: list[int], trials: int, n: int, T: int, steps: int, lr: float, seed_base: int,
+    sat_tol: float, nb_tol: float, init_scale: float,
+):  # fmt: skip
+    """Figs 9–10, the stages in one call."""
+    data = dict(d_grid=d_grid, trials=trials, n=n, T=T, seed_base=seed_base, init_scale=init_scale)
+    settings = dict(data, steps=steps, lr=lr, sat_tol=sat_tol, nb_tol=nb_tol)
+    return _staged("fig9", settings, data, svm=False)
 
 
 def risk(prob: syn.TokenProblem, p: np.ndarray, loss: str = "logistic") -> float:
