@@ -27,6 +27,7 @@ include: "workflow/rules/fastrates.smk"
 include: "workflow/rules/nucnorm.smk"
 include: "workflow/rules/lowrank.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/summary.smk"
 include: "workflow/rules/training.smk"
 
 

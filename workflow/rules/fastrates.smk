@@ -8,7 +8,7 @@
 
 # The synthetic groups run in three stages (stages.smk): instance (the data, one instance per
 # seed) -> svm (W_mm per seed) -> compute (the GD / NGD / Polyak trajectories).
-_FR_STAGES = dict(problems="fastrates.problems", trajectories="fastrates.synthetic", svm=[])
+_FR_STAGES = dict(family="fastrates.synthetic", problems="fastrates.problems", svm=[])
 _FR_DATA = ["n", "T", "d", "sigma", "seeds"]
 _FR_WONLY = ["lr", "polyak_lr", "steps_gd", "steps_fast", "polyak_cap", "per_decade"]
 register_stages(
@@ -30,7 +30,9 @@ register_stages(
     gd=_FR_WONLY,
     **_FR_STAGES,
 )
-register_stages("fastrates", "fig8", ["fig8"], data=_FR_DATA, gd=_FR_WONLY, **_FR_STAGES)
+register_stages(
+    "fastrates", "fig8", ["fig8"], data=_FR_DATA, gd=_FR_WONLY, **_FR_STAGES
+)
 register_stages(
     "fastrates",
     "fig9",

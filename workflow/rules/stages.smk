@@ -1,7 +1,7 @@
-# The stages of a synthetic figure group, each a rule written once with wildcards: `instance` (the
-# data: results/stages/{paper}/{group}.instance.npz) → `svm` (its max-margin solutions:
-# results/stages/{paper}/{group}.svm.npz) → `compute` (figures.smk: the GD trajectories, the
-# plot-ready results/data/{paper}/{group}.{csv,json}).  One table entry per group
+# The table of the stages of the synthetic figure groups, read by the rules `instance` (the data:
+# results/stages/{paper}/{group}.instance.npz) → `svm` (its max-margin solutions:
+# results/stages/{paper}/{group}.svm.npz) → `compute` (the GD trajectories, the plot-ready
+# results/data/{paper}/{group}.{csv,json}), written once in figures.smk.  One table entry per group
 # (`register_stages`, in the paper files) names its three functions and which of its settings
 # (config[paper][group]) each stage takes, so a GD setting (steps, lr) reruns the trajectories only.
 
@@ -15,15 +15,16 @@ def stage_file(paper, group, stage):
 
 
 def register_stages(
-    paper, group, figures, problems, trajectories, data, svm, gd, **resources
+    paper, group, figures, family, data, svm, gd, problems=None, **resources
 ):
-    """Register a synthetic group as three stages (attnbias.experiments.<module>.<function>):
+    """Register a synthetic group as three stages, functions of attnbias.experiments.<family>
+    (the first two of ``problems`` instead, where given):
 
-    * ``<problems>.instance_<group>(**data settings) -> (arrays, doc)``: rule `instance`;
-    * ``<problems>.svm_<group>(instance, **svm settings) -> (arrays, doc)``: rule `svm`
-      (``svm=None``: the group has no SVM stage, said here explicitly);
-    * ``<trajectories>.trajectories_<group>(instance, svm, **settings) -> (df, meta)``: rule
-      `compute`, with all the group's settings (its sidecar records them).
+    * ``instance_<group>(**data settings) -> (arrays, doc)``: the `instance` job;
+    * ``svm_<group>(instance, **svm settings) -> (arrays, doc)``: the `svm` job (``svm=None``: the
+      group has no SVM stage, said here explicitly);
+    * ``trajectories_<group>(instance, svm, **settings) -> (df, meta)``: the `compute` job, with
+      all the group's settings (its sidecar records them).
 
     ``data``, ``svm``, ``gd``: the names of the settings of config[paper][group] each stage is
     about; together exactly the group's settings, each once.  The `instance` and `svm` jobs get
@@ -31,6 +32,7 @@ def register_stages(
     :func:`register_compute` for the `compute` job.
     """
     settings = config[paper][group]
+    problems = problems or family
     svm_stage = svm is not None
     given = [*data, *(svm or []), *gd]
     if sorted(given) != sorted(settings) or len(set(given)) != len(given):
@@ -49,7 +51,7 @@ def register_stages(
     )
     for stage, entry in STAGES[(paper, group)].items():
         if entry is not None:
-            entry["code"] = experiment_code(entry["func"], "scripts/stage.py")
+            entry["code"] = experiment_code(entry["func"])
     inputs = {"instance": stage_file(paper, group, "instance")}
     if svm_stage:
         inputs["svm"] = stage_file(paper, group, "svm")
@@ -57,7 +59,7 @@ def register_stages(
         paper,
         group,
         figures,
-        f"{trajectories}.trajectories_{group}",
+        f"{family}.trajectories_{group}",
         inputs=inputs,
         **resources,
     )
@@ -68,38 +70,3 @@ def _stage(wildcards, stage):
     if entry is None:
         raise WorkflowError(f"{wildcards.paper} {wildcards.group} has no {stage} stage")
     return entry
-
-
-rule instance:
-    input:
-        code=lambda wildcards: _stage(wildcards, "instance")["code"],
-    output:
-        "results/stages/{paper}/{group}.instance.npz",
-    log:
-        "results/logs/{paper}_instance_{group}.log",
-    conda:
-        "../../environment.yml"
-    params:
-        func=lambda wildcards: _stage(wildcards, "instance")["func"],
-        settings=lambda wildcards: _stage(wildcards, "instance")["settings"],
-        preset=SCALE,
-    script:
-        "../../scripts/stage.py"
-
-
-rule svm:
-    input:
-        instance="results/stages/{paper}/{group}.instance.npz",
-        code=lambda wildcards: _stage(wildcards, "svm")["code"],
-    output:
-        "results/stages/{paper}/{group}.svm.npz",
-    log:
-        "results/logs/{paper}_svm_{group}.log",
-    conda:
-        "../../environment.yml"
-    params:
-        func=lambda wildcards: _stage(wildcards, "svm")["func"],
-        settings=lambda wildcards: _stage(wildcards, "svm")["settings"],
-        preset=SCALE,
-    script:
-        "../../scripts/stage.py"
