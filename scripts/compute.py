@@ -1,7 +1,8 @@
 """Entry point of the rules `instance`, `svm` and `compute`: run attnbias.experiments.<func> and
 save what it returns.  Named inputs other than ``code`` reach the function by name (a list of
 paths, or one path), so experiment code never takes file paths from params; the stage products
-``instance`` and ``svm`` arrive loaded (attnbias.io.load_arrays).  A stage (output ``npz``)
+``instance`` and ``svm`` arrive loaded (attnbias.io.load_arrays; ``svm=None`` for the
+trajectories of a group without an SVM stage).  A stage (output ``npz``)
 returns ``(arrays, doc)``, saved by attnbias.io.save_arrays; a computation returns the plot-ready
 ``(DataFrame, meta)``, saved by attnbias.io.save_data."""
 
@@ -16,6 +17,8 @@ with rule_logging(snakemake) as log:  # noqa: F821
     out = snakemake.output  # noqa: F821
     inputs = named_inputs(snakemake.input)  # noqa: F821
     stages = {k: load_arrays(inputs.pop(k)) for k in ("instance", "svm") if k in inputs}
+    if "instance" in stages and "npz" not in out.keys():
+        stages.setdefault("svm", None)  # the trajectories of a group without an SVM stage
     log.info("running %s with %s (preset %s)", p.func, dict(p.settings), p.preset)
     func = resolve("attnbias.experiments", p.func)
     if "npz" in out.keys():
