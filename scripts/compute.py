@@ -1,18 +1,32 @@
-"""Compute rule entry point: run attnbias.experiments.<func>(**settings, **inputs) and save the
-plot-ready data.  Named inputs other than ``code`` reach the function by name (a list of paths,
-or one path), so experiment code never takes file paths from params."""
+"""Entry point of the rules `instance`, `svm` and `compute`: run attnbias.experiments.<func> and
+save what it returns.  Named inputs other than ``code`` reach the function by name (a list of
+paths, or one path), so experiment code never takes file paths from params; the stage products
+``instance`` and ``svm`` arrive loaded (attnbias.io.load_arrays; ``svm=None`` for the
+trajectories of a group without an SVM stage).  A stage (output ``npz``)
+returns ``(arrays, doc)``, saved by attnbias.io.save_arrays; a computation returns the plot-ready
+``(DataFrame, meta)``, saved by attnbias.io.save_data."""
 
 from attnbias.workflow import limit_threads, named_inputs, resolve, rule_logging
 
 limit_threads(snakemake.threads)  # noqa: F821 (injected by Snakemake)
 
-from attnbias.io import save_data  # noqa: E402
+from attnbias.io import load_arrays, save_arrays, save_data  # noqa: E402
 
 with rule_logging(snakemake) as log:  # noqa: F821
     p = snakemake.params  # noqa: F821
+    out = snakemake.output  # noqa: F821
     inputs = named_inputs(snakemake.input)  # noqa: F821
-    log.info("computing %s with %s (preset %s)", p.func, dict(p.settings), p.preset)
-    df, meta = resolve("attnbias.experiments", p.func)(**dict(p.settings), **inputs)
-    meta.setdefault("settings", dict(p.settings))
-    save_data(df, meta, snakemake.output.csv, preset=p.preset)  # noqa: F821
-    log.info("wrote %d rows to %s", len(df), snakemake.output.csv)  # noqa: F821
+    stages = {k: load_arrays(inputs.pop(k)) for k in ("instance", "svm") if k in inputs}
+    if "instance" in stages and "npz" not in out.keys():
+        stages.setdefault("svm", None)  # the trajectories of a group without an SVM stage
+    log.info("running %s with %s (preset %s)", p.func, dict(p.settings), p.preset)
+    func = resolve("attnbias.experiments", p.func)
+    if "npz" in out.keys():
+        arrays, doc = func(**stages, **dict(p.settings), **inputs)
+        save_arrays(out.npz, arrays, doc)
+        log.info("wrote %d arrays to %s", len(arrays), out.npz)
+    else:
+        df, meta = func(**stages, **dict(p.settings), **inputs)
+        meta.setdefault("settings", dict(p.settings))
+        save_data(df, meta, out.csv, preset=p.preset)
+        log.info("wrote %d rows to %s", len(df), out.csv)

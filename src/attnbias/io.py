@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import os
@@ -142,3 +143,35 @@ def write_table(
     if notes:
         lines += ["", *notes]
     Path(md_path).write_text("\n".join(lines) + "\n")
+
+
+def _documented(key: str, doc: dict) -> bool:
+    return key in doc or any(fnmatch.fnmatchcase(key, pattern) for pattern in doc)
+
+
+def save_arrays(path, arrays: dict, doc: dict) -> None:
+    """Write a stage's product (a problem instance, SVM solutions) as an ``.npz``.
+
+    ``arrays`` maps names to arrays or scalars (stored as numpy arrays, bit for bit); ``doc`` maps
+    every name, or a glob pattern such as ``"X_d*"``, to a description, stored in the file under
+    ``"__doc__"``.  An undocumented name is an error, as in :func:`save_data`.
+    """
+    missing = [k for k in arrays if not _documented(k, doc)]
+    if missing or "__doc__" in arrays:
+        raise ValueError(f"undocumented arrays {missing} for {path}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    stored = {k: np.asarray(v) for k, v in arrays.items()}
+    np.savez(tmp, __doc__=np.array(json.dumps(doc)), **stored)
+    os.replace(tmp, path)
+
+
+def load_arrays(path) -> dict:
+    """The arrays of a file written by :func:`save_arrays` (0-d arrays as Python scalars; the
+    descriptions under ``"__doc__"``)."""
+    with np.load(path, allow_pickle=False) as f:
+        out = {k: f[k] for k in f.files}
+    out = {k: (v.item() if v.ndim == 0 else v) for k, v in out.items()}
+    out["__doc__"] = json.loads(out["__doc__"])
+    return out

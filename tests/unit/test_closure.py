@@ -20,15 +20,19 @@ def closure(target):
 
 
 def test_maxmargin_synthetic_includes_metrics_core():
-    files = closure("experiments.maxmargin.compute_fig1")
+    files = closure("experiments.maxmargin.compute_fig9")
     assert "src/attnbias/metrics/core.py" in files  # `from ...metrics import cosine`
-    assert "src/attnbias/experiments/maxmargin/synthetic.py" in files
+    assert "src/attnbias/experiments/maxmargin/study.py" in files
     assert "src/attnbias/experiments/maxmargin/__init__.py" in files  # runs on import
     assert "src/attnbias/svm/qp.py" in files and "src/attnbias/data/synthetic.py" in files
     # the package __init__ re-exports the ViT job too, but the synthetic job never runs it
     assert "src/attnbias/experiments/maxmargin/vit.py" not in files
     assert not any(f.startswith("src/attnbias/train/") for f in files)
-    assert files == sorted(files) and files == closure("experiments.maxmargin.synthetic")
+    assert files == sorted(files) and files == closure("experiments.maxmargin.study")
+    # each stage's function is followed to its module: Fig 1's stages never import metrics
+    stage = closure("experiments.maxmargin.synthetic.svm_fig1")
+    assert "src/attnbias/experiments/maxmargin/synthetic.py" in stage
+    assert "src/attnbias/metrics/core.py" not in stage
 
 
 def test_lowrank_lm_includes_what_the_hand_list_missed():

@@ -16,6 +16,7 @@ HEAVY = ("torch", "transformers", "datasets", "tokenizers")
 
 # one synthetic compute function per paper (the deep-learning ones import torch by design)
 SYNTHETIC = ["maxmargin.compute_fig9", "fastrates.compute_fig3", "nucnorm.compute_p1",
+             "fastrates.problems.svm_fig2", "nucnorm.problems.svm_p5",
              "lowrank.compute_fig1"]  # fmt: skip
 PAPERS = ["maxmargin", "fastrates", "nucnorm", "lowrank"]
 

@@ -6,12 +6,49 @@
 # hub data on a GPU in the paper preset.  Settings live under `fastrates:` in config.yaml and
 # workflow/presets/paper.yaml, schema workflow/schemas/fastrates.schema.yaml.
 
-register_compute("fastrates", "fig2", ["fig2", "table1"], "fastrates.compute_fig2")
-register_compute("fastrates", "fig3", ["fig3"], "fastrates.compute_fig3")
-register_compute("fastrates", "fig5", ["fig5"], "fastrates.compute_fig5")
-register_compute("fastrates", "fig8", ["fig8"], "fastrates.compute_fig8")
-register_compute("fastrates", "fig9", ["fig9"], "fastrates.compute_fig9")
-register_compute("fastrates", "fig10", ["fig10"], "fastrates.compute_fig10")
+# The synthetic groups run in three stages (stages.smk): instance (the data, one instance per
+# seed) -> svm (W_mm per seed) -> compute (the GD / NGD / Polyak trajectories).
+_FR_STAGES = dict(family="fastrates.synthetic", problems="fastrates.problems", svm=[])
+_FR_DATA = ["n", "T", "d", "sigma", "seeds"]
+_FR_WONLY = ["lr", "polyak_lr", "steps_gd", "steps_fast", "polyak_cap", "per_decade"]
+register_stages(
+    "fastrates", "fig2", ["fig2", "table1"], data=_FR_DATA, gd=_FR_WONLY, **_FR_STAGES
+)
+register_stages(
+    "fastrates",
+    "fig3",
+    ["fig3"],
+    data=_FR_DATA,
+    gd=["lr", "polyak_lr", "steps", "normalize", "polyak_cap", "per_decade"],
+    **_FR_STAGES,
+)
+register_stages(
+    "fastrates",
+    "fig5",
+    ["fig5"],
+    data=["n", "T", "d", "seeds", "opt_at_query"],
+    gd=_FR_WONLY,
+    **_FR_STAGES,
+)
+register_stages(
+    "fastrates", "fig8", ["fig8"], data=_FR_DATA, gd=_FR_WONLY, **_FR_STAGES
+)
+register_stages(
+    "fastrates",
+    "fig9",
+    ["fig9"],
+    data=_FR_DATA,
+    gd=["inits", "init_scale", *_FR_WONLY],
+    **_FR_STAGES,
+)
+register_stages(
+    "fastrates",
+    "fig10",
+    ["fig10"],
+    data=_FR_DATA,
+    gd=["lrs", "steps", "per_decade"],
+    **_FR_STAGES,
+)
 
 
 # Table 1 (proposal) is also written as CSV + Markdown next to its rendered figure.

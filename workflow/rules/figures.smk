@@ -1,6 +1,7 @@
-# The rules, each written once with wildcards: `compute`, `train`, `gather`, `precomputed`,
-# `check`, `plot`, `table_files`, the claims summary and gate, and the aggregates (the
-# deep-learning rules `train`, `gather`, `precomputed` and the downloads are in training.smk).  Their
+# The rules, each written once with wildcards: the synthetic stages `instance` and `svm`, `compute`,
+# `check`, `plot` and the target aliases (the deep-learning rules `train`, `gather`, `precomputed`
+# and the downloads are in training.smk; `table_files`, the claims summary and gate and the
+# aggregate targets in summary.smk).  Their
 # inputs, params, threads and resources are functions of the wildcards reading the figure table
 # (FIGURES, COMPUTES in common.smk; SWEEPS in sweeps.smk; DOWNLOADS in downloads.smk), which the
 # paper files (workflow/rules/<paper>.smk) fill.  Two training shapes cannot be one pattern, since
@@ -51,7 +52,51 @@ wildcard_constraints:
     paper="|".join(PAPERS),
 
 
-# --- computations --------------------------------------------------------------------------------
+# --- the stages of a synthetic group: instance -> svm -> compute --------------------------------
+# Each writes an .npz (attnbias.io.save_arrays) read by the next; the table entry
+# (`register_stages`, stages.smk) names the functions and which settings each stage takes.
+
+
+rule instance:
+    input:
+        code=lambda wildcards: _stage(wildcards, "instance")["code"],
+    output:
+        npz=RESULTS + "/stages/{paper}/{group}.instance.npz",
+    log:
+        RESULTS + "/logs/{paper}_instance_{group}.log",
+    wildcard_constraints:
+        group=one_of(by_paper(STAGES)),
+    conda:
+        "../../environment.yml"
+    params:
+        func=lambda wildcards: _stage(wildcards, "instance")["func"],
+        settings=lambda wildcards: _stage(wildcards, "instance")["settings"],
+        preset=SCALE,
+    script:
+        "../../scripts/compute.py"
+
+
+rule svm:
+    input:
+        instance=RESULTS + "/stages/{paper}/{group}.instance.npz",
+        code=lambda wildcards: _stage(wildcards, "svm")["code"],
+    output:
+        npz=RESULTS + "/stages/{paper}/{group}.svm.npz",
+    log:
+        RESULTS + "/logs/{paper}_svm_{group}.log",
+    wildcard_constraints:
+        group=one_of(by_paper([k for k, s in STAGES.items() if s["svm"]])),
+    conda:
+        "../../environment.yml"
+    params:
+        func=lambda wildcards: _stage(wildcards, "svm")["func"],
+        settings=lambda wildcards: _stage(wildcards, "svm")["settings"],
+        preset=SCALE,
+    script:
+        "../../scripts/compute.py"
+
+
+# --- computations (for a staged group: its trajectories) ----------------------------------------
 
 
 rule compute:
@@ -156,90 +201,6 @@ rule plot:
         ),
     script:
         "../../scripts/plot.py"
-
-
-# Tables also written as CSV + Markdown next to their rendered figure: (paper, table) -> entry
-# (the plot-ready group it reads, and the function writing the two files), registered by the paper
-# files.
-rule table_files:
-    input:
-        data=lambda wildcards: data_files(
-            wildcards.paper, TABLE_FILES[(wildcards.paper, wildcards.table)]["group"]
-        ),
-        code=lambda wildcards: TABLE_FILES[(wildcards.paper, wildcards.table)]["code"],
-    output:
-        csv=RESULTS + "/figures/{paper}/{table}.csv",
-        md=RESULTS + "/figures/{paper}/{table}.md",
-    log:
-        RESULTS + "/logs/{paper}_{table}_files.log",
-    wildcard_constraints:
-        table=one_of(by_paper(TABLE_FILES)),
-    localrule: True
-    run:
-        TABLE_FILES[(wildcards.paper, wildcards.table)]["write"](
-            input.data[0], output.csv, output.md
-        )
-
-
-rule claims_summary:
-    input:
-        [claim_file(p, f) for (p, f) in shown_figures()],
-    output:
-        md=RESULTS + "/claims/summary.md",
-        csv=report(
-            RESULTS + "/claims/summary.csv",
-            caption="../report/claims_summary.rst",
-            category="0 – Claims summary",
-        ),
-    log:
-        RESULTS + "/logs/claims_summary.log",
-    localrule: True
-    conda:
-        "../../environment.yml"
-    params:
-        shows=dict(preset=SCALE, control=CONTROL, seed=config["seed"], folder=RESULTS),
-    script:
-        "../../scripts/summary.py"
-
-
-rule claims_gate:
-    input:
-        RESULTS + "/claims/summary.csv",
-    output:
-        RESULTS + "/claims/strict.ok",
-    log:
-        RESULTS + "/logs/claims_gate.log",
-    localrule: True
-    conda:
-        "../../environment.yml"
-    script:
-        "../../scripts/gate.py"
-
-
-rule cpu_figures:
-    input:
-        [
-            x
-            for (p, f), e in FIGURES.items()
-            if not e["gpu"]
-            for x in figure_outputs(p, f) + [claim_file(p, f)]
-        ],
-
-
-rule gpu_figures:
-    input:
-        [
-            x
-            for (p, f), e in FIGURES.items()
-            if e["gpu"]
-            for x in figure_outputs(p, f) + [claim_file(p, f)]
-        ],
-
-
-rule checks:
-    input:
-        RESULTS + "/claims/summary.md",
-        RESULTS + "/claims/summary.csv",
 
 
 # --- named targets: one alias rule per figure (`maxmargin_fig1c`) and per paper (`maxmargin`) ---

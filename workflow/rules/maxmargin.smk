@@ -2,21 +2,72 @@
 # Spec: ../shared/specs/maxmargin.md.  Synthetic figures (float64, CPU, seconds); settings live
 # under `maxmargin:` in config.yaml, schema workflow/schemas/maxmargin.schema.yaml.
 
-register_compute(
-    "maxmargin", "fig1", ["fig1a", "fig1b", "fig1c"], "maxmargin.compute_fig1"
+# Each synthetic group runs in three stages (rules `instance` -> `svm` -> `compute`, the GD
+# trajectories); the entry names which settings each stage takes.  Figs 4 and 9 have no SVM stage
+# (Fig 4 solves none; the Fig 9 QPs are those of the selections GD reaches).
+_GD = ["steps", "lr"]
+register_stages(
+    "maxmargin",
+    "fig1",
+    ["fig1a", "fig1b", "fig1c"],
+    "maxmargin.synthetic",
+    data=[],
+    svm=[],
+    gd=["steps", "lr", "inits"],
 )
-register_compute("maxmargin", "fig2", ["fig2"], "maxmargin.compute_fig2")
-register_compute(
-    "maxmargin", "fig3", ["fig3a", "fig3b", "fig3c"], "maxmargin.compute_fig3"
+register_stages(
+    "maxmargin",
+    "fig2",
+    ["fig2"],
+    "maxmargin.synthetic",
+    data=[],
+    svm=[],
+    gd=_GD + ["mu", "radius", "inside", "outside"],
 )
-register_compute("maxmargin", "fig4", ["fig4a", "fig4b"], "maxmargin.compute_fig4")
-register_compute("maxmargin", "fig5", ["fig5"], "maxmargin.compute_fig5")
-register_compute("maxmargin", "fig8", ["fig8"], "maxmargin.compute_fig8")
-register_compute(
+register_stages(
+    "maxmargin",
+    "fig3",
+    ["fig3a", "fig3b", "fig3c"],
+    "maxmargin.joint",
+    data=[],
+    svm=[],
+    gd=_GD + ["p0", "v0"],
+)
+register_stages(
+    "maxmargin",
+    "fig4",
+    ["fig4a", "fig4b"],
+    "maxmargin.synthetic",
+    data=[],
+    svm=None,
+    gd=["steps", "lr_ngd", "lr_gd"],
+)
+register_stages(
+    "maxmargin",
+    "fig5",
+    ["fig5"],
+    "maxmargin.synthetic",
+    data=["C_values"],
+    svm=[],
+    gd=_GD,
+)
+register_stages(
+    "maxmargin",
+    "fig8",
+    ["fig8"],
+    "maxmargin.synthetic",
+    data=[],
+    svm=[],
+    gd=_GD + ["gmm_inits", "lmm_inits"],
+)
+register_stages(
     "maxmargin",
     "fig9",
     ["fig9a", "fig9b", "fig10"],
-    "maxmargin.compute_fig9",
+    "maxmargin.study",
+    data=["d_grid", "trials", "n", "T", "seed_base", "init_scale"],
+    svm=None,
+    gd=_GD + ["sat_tol", "nb_tol"],
     runtime="20m",
 )
 

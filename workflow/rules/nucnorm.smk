@@ -21,15 +21,33 @@ register_compute(
     ["p3"],
     "nucnorm.compute_p3",
 )
-register_compute(
+# p4, p5: three stages (stages.smk): instance -> svm (W*_nuc, W*_F) -> compute (p4: the (K, Q)
+# dynamics; p5 has none: it tabulates the solutions).  p1-p3 select their instances by SVM checks
+# and a GD premise in one step, so they stay one `compute` job each.
+_NN = dict(problems="nucnorm.problems", svm=[])
+register_stages(
     "nucnorm",
     "p4",
     ["p4"],
-    "nucnorm.compute_p4",
+    family="nucnorm.alignment",
+    data=["n", "L", "d", "seed"],
+    gd=[
+        "sigma_low",
+        "sigma_high",
+        "control_scale",
+        "init_seed",
+        "lr",
+        "steps",
+        "n_records",
+    ],
+    **_NN,
 )
-register_compute(
+register_stages(
     "nucnorm",
     "p5",
     ["p5"],
-    "nucnorm.compute_p5",
+    family="nucnorm.convex",
+    data=["n_values", "L_values", "d_values", "instances", "seed0", "self_attention"],
+    gd=["rank_tol"],
+    **_NN,
 )

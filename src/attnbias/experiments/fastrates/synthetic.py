@@ -2,7 +2,10 @@
 for Self-attention* (spec ``fastrates.md``): Figs 2, 3, 5 and the proposals Figs 8–10 (Table 1 is
 fitted from the Fig 2 data by :func:`attnbias.analysis.fastrates.rate_table`).
 
-Each ``compute_<group>`` returns ``(DataFrame, meta)``.  The DataFrame is tidy (one row per method,
+Each group runs in three stages (rules `instance`, `svm`, `compute`): its data and W_mm come from
+:mod:`.problems`, and ``trajectories_<group>(instance, svm, **settings)`` runs the dynamics;
+``compute_<group>(**settings)`` runs the three in one call.  Both return ``(DataFrame, meta)``.
+The DataFrame is tidy (one row per method,
 data seed, initialisation, step size and recorded iteration t; t = 0 is the initial point) and
 ``meta["columns"]`` documents it.  All runs are float64, batched over seeds (and initialisations)
 through :func:`attnbias.optim.fullbatch.run`, with the gradients of
@@ -21,7 +24,8 @@ from ...models.attention import loss_value
 from ...models.prompt import token_scores
 from ...models.selfattn import joint_grad_fn, log_one_minus_sopt, wonly_grad_fn
 from ...optim.fullbatch import run
-from ...svm.frobenius import w_mm
+from . import problems
+from .problems import wmm_batch
 
 LN10 = np.log(10.0)
 # iterations that the claims read; always recorded when within the run
@@ -81,19 +85,6 @@ def log10_one_minus_corr(A: np.ndarray, B: np.ndarray, axes: tuple) -> np.ndarra
         return np.log10(v)
 
 
-def wmm_batch(datas: list[fd.SeqData]) -> tuple[np.ndarray, dict]:
-    """W_mm per data seed (dual QP) and a summary of feasibility and the active set."""
-    sols = [w_mm(d.X, d.opt) for d in datas]
-    info = {
-        "wmm_norm": [s.norm for s in sols],
-        "wmm_min_margin": [float(s.margins.min()) for s in sols],
-        "wmm_n_active": [int(s.active(1e-6).sum()) for s in sols],
-        "wmm_n_constraints": [len(s.margins) for s in sols],
-        "wmm_solver": "dual",
-    }
-    return np.stack([s.W for s in sols]), info
-
-
 def frame_rows(method, lr, traj, seeds, inits, extra_cols=()) -> pd.DataFrame:
     """Flatten a run (R records × B batch) into rows."""
     R = len(traj["t"])
@@ -136,18 +127,20 @@ def _wonly_observer(opt: np.ndarray, Wmm: np.ndarray):
 def wonly_runs(
     datas: list[fd.SeqData], runs: list[tuple[str, float, int]], inits_per_seed: int = 1,
     init_scale: float = 0.0, polyak_cap: float | None = None, per_decade: int = 40,
-) -> tuple[pd.DataFrame, dict]:
+    wmm: tuple[np.ndarray, dict] | None = None,
+) -> tuple[pd.DataFrame, dict]:  # fmt: skip
     """W-only training (decoder fixed to the data's u) for each (method, lr, steps) in ``runs``.
 
     Batch = data seeds × initialisations.  W0 = 0, or i.i.d. N(0, init_scale²) entries drawn from
-    ``default_rng([seed, 1000 + init])`` when ``init_scale > 0``.
+    ``default_rng([seed, 1000 + init])`` when ``init_scale > 0``.  ``wmm``: W_mm per seed and its
+    summary (:func:`~.problems.wmm_batch`), solved here if not given.
     """
     S, n_init = len(datas), inits_per_seed
     st = fd.stack(datas)
     rep = lambda a: np.repeat(a, n_init, axis=0)  # noqa: E731
     X, y, u, opt = rep(st["X"]), rep(st["y"]), rep(st["u"]), rep(st["opt"])
     gamma = token_scores(X, y, u)
-    Wmm_s, info = wmm_batch(datas)
+    Wmm_s, info = wmm_batch(datas) if wmm is None else wmm
     Wmm = rep(Wmm_s)
     d = X.shape[-1]
     seeds = np.repeat([dd.meta["seed"] for dd in datas], n_init)
@@ -197,23 +190,23 @@ def wonly_runs(
     return pd.concat(frames, ignore_index=True), meta
 
 
-def _data(
-    model: str, n: int, T: int, d: int, sigma: float, seeds: list[int], opt_at_query: bool = True
-) -> list[fd.SeqData]:
-    if model == "orth":
-        return [fd.orth_data(n, T, d, sigma, s, opt_at_query) for s in seeds]
-    if model == "antipodal":
-        return [fd.antipodal_data(n, T, d, s, opt_at_query) for s in seeds]
-    raise ValueError(f"unknown W-only data model {model!r}")
+def _staged(group: str, settings: dict, data: list[str]):
+    """Run the stages of ``group`` in one call: its instance (from the settings named in
+    ``data``), W_mm and its trajectories."""
+    inst, _ = getattr(problems, f"instance_{group}")(**{k: settings[k] for k in data})
+    sol, _ = getattr(problems, f"svm_{group}")(inst)
+    return globals()[f"trajectories_{group}"](inst, sol, **settings)
 
 
 def _wonly_figure(
-    model, n, T, d, sigma, seeds, lr, polyak_lr, steps_gd, steps_fast, polyak_cap, per_decade,
-    opt_at_query=True,
-):
-    datas = _data(model, n, T, d, sigma, seeds, opt_at_query)
+    instance, svm, model, n, T, d, sigma, lr, polyak_lr, steps_gd, steps_fast, polyak_cap,
+    per_decade, opt_at_query=True,
+):  # fmt: skip
+    datas = problems.datas(instance)
     runs = [("gd", lr, steps_gd), ("ngd", lr, steps_fast), ("polyak", polyak_lr, steps_fast)]
-    df, meta = wonly_runs(datas, runs, polyak_cap=polyak_cap, per_decade=per_decade)
+    df, meta = wonly_runs(
+        datas, runs, polyak_cap=polyak_cap, per_decade=per_decade, wmm=problems.wmm(svm)
+    )
     meta.update(
         {
             "data_model": model,
@@ -231,22 +224,35 @@ def _wonly_figure(
     return df, meta
 
 
-def compute_fig2(
-    n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float, steps_gd: int,
-    steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None, per_decade: int = 40,
-):
+_ORTH = ["n", "T", "d", "sigma", "seeds"]
+
+
+def trajectories_fig2(
+    instance, svm, n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float,
+    steps_gd: int, steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None,
+    per_decade: int = 40,
+):  # fmt: skip
     """Fig 2 (and the Table 1 fits): W-only GD / NGD / PS on Example 1 (nearly orthogonal
     tokens)."""
     return _wonly_figure(
-        "orth", n, T, d, sigma, seeds, lr, polyak_lr, steps_gd, steps_fast, polyak_cap, per_decade
-    )
+        instance, svm, "orth", n, T, d, sigma, lr, polyak_lr, steps_gd, steps_fast, polyak_cap,
+        per_decade,
+    )  # fmt: skip
 
 
-def compute_fig5(
-    n: int, T: int, d: int, seeds: list[int], lr: float, steps_gd: int, steps_fast: int,
-    polyak_lr: float = 1.0, opt_at_query: bool = False, polyak_cap: float | None = None,
-    per_decade: int = 40,
-):
+def compute_fig2(
+    n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float, steps_gd: int,
+    steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None, per_decade: int = 40,
+):  # fmt: skip
+    """Fig 2, the three stages in one call."""
+    return _staged("fig2", dict(locals()), _ORTH)
+
+
+def trajectories_fig5(
+    instance, svm, n: int, T: int, d: int, seeds: list[int], lr: float, steps_gd: int,
+    steps_fast: int, polyak_lr: float = 1.0, opt_at_query: bool = False,
+    polyak_cap: float | None = None, per_decade: int = 40,
+):  # fmt: skip
     """Fig 5: W-only GD / NGD / PS with antipodal opt tokens.
 
     ``opt_at_query=False`` (project choice): no opt token sits at the query position.  When it
@@ -254,29 +260,48 @@ def compute_fig5(
     selection other than opt (L − L* then stays bounded away from 0 and the Polyak step diverges).
     """
     return _wonly_figure(
-        "antipodal", n, T, d, 0.0, seeds, lr, polyak_lr, steps_gd, steps_fast, polyak_cap,
-        per_decade, opt_at_query,
+        instance, svm, "antipodal", n, T, d, 0.0, lr, polyak_lr, steps_gd, steps_fast,
+        polyak_cap, per_decade, opt_at_query,
+    )  # fmt: skip
+
+
+def compute_fig5(
+    n: int, T: int, d: int, seeds: list[int], lr: float, steps_gd: int, steps_fast: int,
+    polyak_lr: float = 1.0, opt_at_query: bool = False, polyak_cap: float | None = None,
+    per_decade: int = 40,
+):  # fmt: skip
+    """Fig 5, the three stages in one call."""
+    return _staged("fig5", dict(locals()), ["n", "T", "d", "seeds", "opt_at_query"])
+
+
+def trajectories_fig8(
+    instance, svm, n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float,
+    steps_gd: int, steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None,
+    per_decade: int = 40,
+):  # fmt: skip
+    """Fig 8 (proposal): Fig 2 with noisy tokens (σ > 0)."""
+    return _wonly_figure(
+        instance, svm, "orth", n, T, d, sigma, lr, polyak_lr, steps_gd, steps_fast, polyak_cap,
+        per_decade,
     )  # fmt: skip
 
 
 def compute_fig8(
     n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float, steps_gd: int,
     steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None, per_decade: int = 40,
-):
-    """Fig 8 (proposal): Fig 2 with noisy tokens (σ > 0)."""
-    return _wonly_figure(
-        "orth", n, T, d, sigma, seeds, lr, polyak_lr, steps_gd, steps_fast, polyak_cap, per_decade
-    )
+):  # fmt: skip
+    """Fig 8, the three stages in one call."""
+    return _staged("fig8", dict(locals()), _ORTH)
 
 
-def compute_fig9(
-    n: int, T: int, d: int, sigma: float, seeds: list[int], inits: int, init_scale: float,
-    lr: float, steps_gd: int, steps_fast: int, polyak_lr: float = 1.0,
+def trajectories_fig9(
+    instance, svm, n: int, T: int, d: int, sigma: float, seeds: list[int], inits: int,
+    init_scale: float, lr: float, steps_gd: int, steps_fast: int, polyak_lr: float = 1.0,
     polyak_cap: float | None = None, per_decade: int = 20,
-):
+):  # fmt: skip
     """Fig 9 (proposal): Fig 2 from random initialisations W0 ~ N(0, init_scale²) (global
     convergence)."""
-    datas = _data("orth", n, T, d, sigma, seeds)
+    datas = problems.datas(instance)
     runs = [("gd", lr, steps_gd), ("ngd", lr, steps_fast), ("polyak", polyak_lr, steps_fast)]
     df, meta = wonly_runs(
         datas,
@@ -285,6 +310,7 @@ def compute_fig9(
         init_scale=init_scale,
         polyak_cap=polyak_cap,
         per_decade=per_decade,
+        wmm=problems.wmm(svm),
     )
     meta.update(
         {
@@ -302,35 +328,52 @@ def compute_fig9(
     return df, meta
 
 
-def compute_fig10(
-    n: int, T: int, d: int, sigma: float, seeds: list[int], lrs: list[float], steps: int,
-    per_decade: int = 10,
-):
+def compute_fig9(
+    n: int, T: int, d: int, sigma: float, seeds: list[int], inits: int, init_scale: float,
+    lr: float, steps_gd: int, steps_fast: int, polyak_lr: float = 1.0,
+    polyak_cap: float | None = None, per_decade: int = 20,
+):  # fmt: skip
+    """Fig 9, the three stages in one call."""
+    return _staged("fig9", dict(locals()), _ORTH)
+
+
+def trajectories_fig10(
+    instance, svm, n: int, T: int, d: int, sigma: float, seeds: list[int], lrs: list[float],
+    steps: int, per_decade: int = 10,
+):  # fmt: skip
     """Fig 10 (proposal): step-size sweep of GD and NGD on the Fig 2 data (last iterate vs η)."""
-    datas = _data("orth", n, T, d, sigma, seeds)
+    datas = problems.datas(instance)
     runs = [(m, float(lr), steps) for lr in lrs for m in ("gd", "ngd")]
-    df, meta = wonly_runs(datas, runs, per_decade=per_decade)
+    df, meta = wonly_runs(datas, runs, per_decade=per_decade, wmm=problems.wmm(svm))
     meta.update(
         {"data_model": "orth", "n": n, "T": T, "d": d, "sigma": sigma, "lrs": lrs, "steps": steps}
     )
     return df, meta
 
 
-def compute_fig3(
-    n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float, steps: int,
-    polyak_lr: float = 1.0, normalize: str = "joint", polyak_cap: float | None = None,
-    per_decade: int = 40,
-):
+def compute_fig10(
+    n: int, T: int, d: int, sigma: float, seeds: list[int], lrs: list[float], steps: int,
+    per_decade: int = 10,
+):  # fmt: skip
+    """Fig 10, the three stages in one call."""
+    return _staged("fig10", dict(locals()), _ORTH)
+
+
+def trajectories_fig3(
+    instance, svm, n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float,
+    steps: int, polyak_lr: float = 1.0, normalize: str = "joint",
+    polyak_cap: float | None = None, per_decade: int = 40,
+):  # fmt: skip
     """Fig 3: joint training of (W, u) on the Gaussian-like data model, from W0 = 0, u0 = 0.
 
     NGD normalises by the norm of the concatenated gradient (``normalize="joint"``) or each block
     separately (``"block"``); PS uses L* = 0.  W_mm uses the data's opt tokens, u_mm is the data's
     decoder (the hard-margin SVM on the opt tokens).
     """
-    datas = [fd.gaussian_data(n, T, d, sigma, s) for s in seeds]
+    datas = problems.datas(instance)
     st = fd.stack(datas)
     X, y, opt, umm = st["X"], st["y"], st["opt"], st["u"]
-    Wmm, info = wmm_batch(datas)
+    Wmm, info = problems.wmm(svm)
     S = len(seeds)
     params0 = {"W": np.zeros((S, d, d)), "u": np.zeros((S, d))}
 
@@ -399,3 +442,12 @@ def compute_fig3(
         }
     )
     return pd.concat(frames, ignore_index=True), meta
+
+
+def compute_fig3(
+    n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float, steps: int,
+    polyak_lr: float = 1.0, normalize: str = "joint", polyak_cap: float | None = None,
+    per_decade: int = 40,
+):  # fmt: skip
+    """Fig 3, the three stages in one call."""
+    return _staged("fig3", dict(locals()), _ORTH)

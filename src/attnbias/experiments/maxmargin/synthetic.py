@@ -1,7 +1,14 @@
-"""Synthetic figure data for Tarzanagh et al. 2023 (Figs 1–5, 8 and the Fig 9/10 study).
+"""Synthetic figure data for Tarzanagh et al. 2023: the fixed-head Figs 1, 2, 4, 5 and 8 (Fig 3
+is in :mod:`.joint`, the Fig 9/10 study in :mod:`.study`).
 
-Each ``compute_<group>`` returns ``(DataFrame, meta)``; the DataFrame is tidy and plot-ready and
-``meta["columns"]`` documents its columns.  All dynamics run in float64 with the scaled,
+Each group runs in three stages (rules `instance`, `svm`, `compute`): ``instance_<group>`` builds
+its problems and ``svm_<group>(instance)`` solves their SVMs, each returning ``(arrays, doc)`` for
+:func:`attnbias.io.save_arrays`; ``trajectories_<group>(instance, svm, **settings)`` runs the
+dynamics and returns ``(DataFrame, meta)``, the DataFrame tidy and plot-ready and
+``meta["columns"]`` documenting its columns.  ``compute_<group>(**settings)`` runs the stages in
+one call.  A fixed-head problem is stored as its tokens X, labels Y, W and head v under a prefix
+(``"fig1a_X"``, ...) and rebuilt by :func:`problem`, so keys and scores are recomputed bit for
+bit.  Fig 4 has no SVM stage (it solves none).  All dynamics run in float64 with the scaled,
 cancellation-free gradient of :mod:`attnbias.models.attention`, batched over initial points.
 Iterate t is the point after t updates (t = 0 is the initial point).
 """
@@ -12,17 +19,9 @@ import numpy as np
 import pandas as pd
 
 from ...data import synthetic as syn
-from ...metrics import cosine
-from ...models import joint_grad_fn, keys, loss_value, prompt_grad_fn, softmax, token_scores
+from ...models import loss_value, prompt_grad_fn, softmax
 from ...optim import run
-from ...svm import (
-    InfeasibleSVM,
-    att_svm,
-    classify_selection,
-    head_svm,
-    support_inputs,
-    svm_neighbours,
-)
+from ...svm import att_svm
 
 PATH_COLUMNS = {
     "case": "figure panel / problem the path belongs to",
@@ -78,45 +77,149 @@ def _d3_inits(values, axis: int) -> np.ndarray:
     return p0
 
 
-def compute_fig1(steps: int, lr: float, inits: list[float]) -> tuple[pd.DataFrame, dict]:
+_PROBLEM_DOC = {
+    "*_X": "tokens X (n, T, d) of the problem named by the prefix",
+    "*_Y": "labels Y (n,)",
+    "*_W": "key-query matrix W (d, d)",
+    "*_v": "fixed head v (d,)",
+}
+_FIG1_CASES = {"fig1a": 1, "fig1b": 1, "fig1c": 0}  # case -> the axis of its initial points
+
+
+def _store(prefix: str, prob: syn.TokenProblem) -> dict:
+    return {f"{prefix}_{k}": getattr(prob, k) for k in "XYWv"}
+
+
+def problem(instance: dict, prefix: str, **meta) -> syn.TokenProblem:
+    """The fixed-head problem stored under ``prefix`` in a loaded instance."""
+    return syn.TokenProblem(*(np.asarray(instance[f"{prefix}_{k}"]) for k in "XYWv"), meta=meta)
+
+
+def _key2(prob: syn.TokenProblem) -> np.ndarray:
+    return prob.K[..., :2]
+
+
+def instance_fig1():
+    """Figs 1(a)–(c): the three d = 3 constructions (no settings: they are fixed)."""
+    probs = {
+        "fig1a": syn.fig1_single_input(local=False),
+        "fig1b": syn.fig1_single_input(local=True),
+        "fig1c": syn.fig1c_problem(),
+    }
+    arrays = {k: v for case, prob in probs.items() for k, v in _store(case, prob).items()}
+    arrays["fig1c_source"] = probs["fig1c"].meta["source"]
+    return arrays, dict(_PROBLEM_DOC, fig1c_source="where the Fig 1(c) key coordinates come from")
+
+
+def svm_fig1(instance):
+    """The GMM direction of each Fig 1 case, the LMM of (b) and the non-optimal (1, 0) of (a)."""
+    out = {}
+    for case in _FIG1_CASES:
+        prob = problem(instance, case)
+        out[f"{case}_gmm"] = att_svm(_key2(prob), prob.opt).x
+    out["fig1b_lmm"] = att_svm(_key2(problem(instance, "fig1b")), [1]).x  # the square (1, 0)
+    out["fig1a_other"] = att_svm(_key2(problem(instance, "fig1a")), [1]).x  # not locally optimal
+    doc = {
+        "*_gmm": "ATT-SVM solution selecting the optimal tokens (key coordinates 1, 2)",
+        "fig1b_lmm": "ATT-SVM solution selecting the square (1, 0) of Fig 1(b) (an LMM)",
+        "fig1a_other": "ATT-SVM solution selecting (1, 0) in Fig 1(a) (not locally optimal)",
+    }
+    return out, doc
+
+
+def instance_fig2():
+    """Fig 2: the project's cone construction."""
+    return _store("fig2", syn.fig2_problem()), dict(_PROBLEM_DOC)
+
+
+def svm_fig2(instance):
+    """Fig 2: the LMM (token 1) and GMM (token 0) directions."""
+    K2 = _key2(problem(instance, "fig2"))
+    doc = {"lmm": "ATT-SVM selecting token 1 (the LMM)", "gmm": "ATT-SVM selecting token 0"}
+    return {"lmm": att_svm(K2, [1]).x, "gmm": att_svm(K2, [0]).x}, doc
+
+
+def instance_fig4():
+    """Fig 4: the Fig 1(c) data."""
+    return _store("fig1c", syn.fig1c_problem()), dict(_PROBLEM_DOC)
+
+
+def instance_fig5(C_values):
+    """Fig 5: one problem per score C of the high-score star token."""
+    probs = [syn.fig5_problem(C) for C in C_values]
+    arrays = {"K": np.stack([p.K for p in probs]), "gamma": np.stack([p.gamma for p in probs])}
+    doc = {"K": "keys (len(C_values), n, T, 3), one problem per C", "gamma": "scores γ (C, n, T)"}
+    return arrays, doc
+
+
+def svm_fig5(instance):
+    """Fig 5: the GMM direction (selecting (1, 1) and (1, −1); the same for every C)."""
+    gmm = att_svm(np.asarray(instance["K"])[0][..., :2], [1, 1]).x
+    return {"gmm": gmm}, {"gmm": "ATT-SVM selecting token 1 of both inputs"}
+
+
+def instance_fig8():
+    """Fig 8: the project's two-input construction."""
+    return _store("fig8", syn.fig8_problem()), dict(_PROBLEM_DOC)
+
+
+def svm_fig8(instance):
+    """Fig 8: the GMM (tokens 0, 0) and LMM (tokens 0, 1) directions."""
+    K2 = _key2(problem(instance, "fig8"))
+    doc = {"gmm": "ATT-SVM selecting tokens (0, 0)", "lmm": "ATT-SVM selecting tokens (0, 1)"}
+    return {"gmm": att_svm(K2, [0, 0]).x, "lmm": att_svm(K2, [0, 1]).x}, doc
+
+
+def _staged(group: str, settings: dict, data=(), svm=True):
+    """Run the stages of ``group`` in one call: its instance (from the settings named in
+    ``data``), its SVM solutions (none when ``svm`` is false) and its trajectories."""
+    inst, _ = globals()[f"instance_{group}"](**{k: settings[k] for k in data})
+    sol = globals()[f"svm_{group}"](inst)[0] if svm else None
+    return globals()[f"trajectories_{group}"](inst, sol, **settings)
+
+
+def trajectories_fig1(instance, svm, steps: int, lr: float, inits: list[float]):
     """Figs 1(a)–(c): NGD paths of p on the d = 3 constructions, and their SVM directions."""
     frames, meta = (
         [],
         {"steps": steps, "lr": lr, "method": "ngd", "loss": "logistic", "inits": inits},
     )
-    for case, prob, axis in (
-        ("fig1a", syn.fig1_single_input(local=False), 1),
-        ("fig1b", syn.fig1_single_input(local=True), 1),
-        ("fig1c", syn.fig1c_problem(), 0),
-    ):
+    for case, axis in _FIG1_CASES.items():
+        prob = problem(instance, case)
         traj = _fixed_head_run(prob, _d3_inits(inits, axis), steps, lr)
         frames.append(_paths(case, traj))
-        K2 = prob.K[..., :2]
         info = {
             "tokens": prob.X[..., :2],
             "scores": prob.gamma,
             "opt": prob.opt,
-            "gmm": att_svm(K2, prob.opt).x,
+            "gmm": svm[f"{case}_gmm"],
             "init_axis": "p2" if axis == 1 else "p1",
             "stopped_at": traj["stopped_at"],
         }
         if case == "fig1b":
-            info["lmm"] = att_svm(K2, [1]).x  # select the square (1, 0)
+            info["lmm"] = svm["fig1b_lmm"]  # select the square (1, 0)
         if case == "fig1a":
-            info["other"] = att_svm(K2, [1]).x  # (1, 0): not locally optimal here
+            info["other"] = svm["fig1a_other"]  # (1, 0): not locally optimal here
         if case == "fig1c":
-            info["data_source"] = prob.meta["source"]
+            info["data_source"] = instance["fig1c_source"]
         meta[case] = info
     meta["columns"] = PATH_COLUMNS
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig2(steps: int, lr: float, mu: float, radius: float, inside: list, outside: list):
+def compute_fig1(steps: int, lr: float, inits: list[float]) -> tuple[pd.DataFrame, dict]:
+    """Figs 1(a)–(c), the three stages in one call."""
+    return _staged("fig1", dict(steps=steps, lr=lr, inits=inits))
+
+
+def trajectories_fig2(
+    instance, svm, steps: int, lr: float, mu: float, radius: float, inside: list, outside: list
+):
     """Fig 2 (project proposal): NGD paths from inside and outside the cone C_{μ,R}(LMM).
 
     ``inside``/``outside``: lists of [radius, angle in degrees] initial points.
     """
-    prob = syn.fig2_problem()
+    prob = problem(instance, "fig2")
     pts = [(r, a, True) for r, a in inside] + [(r, a, False) for r, a in outside]
     p0 = np.zeros((len(pts), 3))
     for j, (r, a, _) in enumerate(pts):
@@ -124,7 +227,6 @@ def compute_fig2(steps: int, lr: float, mu: float, radius: float, inside: list, 
     traj = _fixed_head_run(prob, p0, steps, lr)
     df = _paths("fig2", traj)
     df["inside"] = np.tile([p[2] for p in pts], len(traj["t"]))
-    K2 = prob.K[..., :2]
     meta = {
         "steps": steps,
         "lr": lr,
@@ -133,77 +235,22 @@ def compute_fig2(steps: int, lr: float, mu: float, radius: float, inside: list, 
         "starts": [[r, a, ins] for r, a, ins in pts],
         "tokens": prob.X[..., :2],
         "scores": prob.gamma,
-        "lmm": att_svm(K2, [1]).x,
-        "gmm": att_svm(K2, [0]).x,
+        "lmm": svm["lmm"],
+        "gmm": svm["gmm"],
         "columns": dict(PATH_COLUMNS, inside="path starts inside C_{μ,R}(LMM)"),
     }
     return df, meta
 
 
-def compute_fig3(steps: int, lr: float, p0: list, v0: list) -> tuple[pd.DataFrame, dict]:
-    """Fig 3: joint (v, p) NGD (blocks normalised separately), cases (a) and (b)."""
-    frames, meta = [], {"steps": steps, "lr": lr, "p0": p0, "v0": v0, "normalize": "block"}
-    for case, relaxed in (("fig3a", False), ("fig3b", True)):
-        X, Y = syn.fig3_joint_problem(relaxed)
-        W = np.eye(2)
-        alpha = np.ones(3, dtype=int)
-        params0 = {"v": np.array([v0], dtype=float), "p": np.array([p0], dtype=float)}
-
-        def observe(params, out, X=X, Y=Y):
-            s = out["s"]  # (1, n, T)
-            f = np.einsum("bnt,bnt->bn", s, token_scores(X[None], Y[None], params["v"])) * 1.0
-            return {
-                "softmax_prob": s[..., 1].mean(axis=-1),
-                "logistic_prob": np.mean(1.0 / (1.0 + np.exp(-f)), axis=-1),
-            }
-
-        traj = run(
-            joint_grad_fn(X[None], Y[None], W),
-            params0,
-            steps,
-            method="ngd",
-            lr=lr,
-            normalize="block",
-            observe=observe,
-        )
-        P, V = traj["params"]["p"][:, 0], traj["params"]["v"][:, 0]
-        frames.append(
-            pd.DataFrame(
-                {
-                    "case": case,
-                    "t": traj["t"],
-                    "p1": P[:, 0],
-                    "p2": P[:, 1],
-                    "v1": V[:, 0],
-                    "v2": V[:, 1],
-                    "softmax_prob": traj["softmax_prob"][:, 0],
-                    "logistic_prob": traj["logistic_prob"][:, 0],
-                }
-            )
-        )
-        R = X[np.arange(3), alpha]
-        vmm = head_svm(R, Y).x
-        support = support_inputs(R, Y, vmm)
-        info = {"tokens": X, "labels": Y, "alpha": alpha, "v_mm": vmm, "support": support}
-        info["p_mm"] = att_svm(keys(X, W), alpha).x
-        info["p_relax"] = att_svm(keys(X, W), alpha, support=support).x
-        meta[case] = info
-    meta["columns"] = {
-        "case": "fig3a (all selected tokens are support vectors) or fig3b (yellow is not)",
-        "t": "iteration",
-        "p1": "p(t)₁",
-        "p2": "p(t)₂",
-        "v1": "v(t)₁",
-        "v2": "v(t)₂",
-        "softmax_prob": "(1/n) Σ_i s_{iα_i}(t), α_i the star token",
-        "logistic_prob": "(1/n) Σ_i 1/(1 + exp(−Y_i f(X_i)))",
-    }
-    return pd.concat(frames, ignore_index=True), meta
+def compute_fig2(steps: int, lr: float, mu: float, radius: float, inside: list, outside: list):
+    """Fig 2, the three stages in one call."""
+    return _staged("fig2", dict(steps=steps, lr=lr, mu=mu, radius=radius, inside=inside,
+                                outside=outside))  # fmt: skip
 
 
-def compute_fig4(steps: int, lr_ngd: float, lr_gd: float) -> tuple[pd.DataFrame, dict]:
-    """Fig 4: NGD vs constant-step GD from p0 = 0 on the Fig 1(c) data."""
-    prob = syn.fig1c_problem()
+def trajectories_fig4(instance, svm, steps: int, lr_ngd: float, lr_gd: float):
+    """Fig 4: NGD vs constant-step GD from p0 = 0 on the Fig 1(c) data (no SVM stage)."""
+    prob = problem(instance, "fig1c")
     frames = []
     for method, lr in (("ngd", lr_ngd), ("gd", lr_gd)):
 
@@ -244,16 +291,19 @@ def compute_fig4(steps: int, lr_ngd: float, lr_gd: float) -> tuple[pd.DataFrame,
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataFrame, dict]:
+def compute_fig4(steps: int, lr_ngd: float, lr_gd: float) -> tuple[pd.DataFrame, dict]:
+    """Fig 4, the stages in one call."""
+    return _staged("fig4", dict(steps=steps, lr_ngd=lr_ngd, lr_gd=lr_gd), svm=False)
+
+
+def trajectories_fig5(instance, svm, steps: int, lr: float, C_values: list[float]):
     """Fig 5: correlation vs logistic loss, NGD from p0 = 0, batched over C."""
-    probs = [syn.fig5_problem(C) for C in C_values]
-    K = np.stack([p.K for p in probs])
-    gamma = np.stack([p.gamma for p in probs])
+    K, gamma = np.asarray(instance["K"]), np.asarray(instance["gamma"])
     frames = []
     for loss in ("correlation", "logistic"):
         traj = run(
             prompt_grad_fn(K, gamma, loss),
-            {"p": np.zeros((len(probs), 3))},
+            {"p": np.zeros((len(K), 3))},
             steps,
             method="ngd",
             lr=lr,
@@ -261,12 +311,12 @@ def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataF
         df = _paths(loss, traj).rename(columns={"case": "loss"})
         df["C"] = np.asarray(C_values, dtype=float)[df["init"].to_numpy()]
         frames.append(df.drop(columns="init"))
-    K2 = probs[0].K[..., :2]
+    K2 = K[0][..., :2]
     meta = {
         "steps": steps,
         "lr": lr,
         "C_values": C_values,
-        "gmm": att_svm(K2, [1, 1]).x,
+        "gmm": svm["gmm"],
         "tokens": K2,
         "columns": {
             "loss": "correlation (ℓ = −x) or logistic",
@@ -280,9 +330,14 @@ def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataF
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig8(steps: int, lr: float, gmm_inits: list, lmm_inits: list):
+def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataFrame, dict]:
+    """Fig 5, the three stages in one call."""
+    return _staged("fig5", dict(steps=steps, lr=lr, C_values=C_values), data=["C_values"])
+
+
+def trajectories_fig8(instance, svm, steps: int, lr: float, gmm_inits: list, lmm_inits: list):
     """Fig 8 (project construction): two inputs, GD reaches the GMM or an LMM depending on init."""
-    prob = syn.fig8_problem()
+    prob = problem(instance, "fig8")
     starts = [(a, "gmm") for a in gmm_inits] + [(a, "lmm") for a in lmm_inits]
     p0 = np.zeros((len(starts), 3))
     p0[:, :2] = [s[0] for s in starts]
@@ -295,8 +350,8 @@ def compute_fig8(steps: int, lr: float, gmm_inits: list, lmm_inits: list):
         "lr": lr,
         "tokens": K2,
         "scores": prob.gamma,
-        "gmm": att_svm(K2, [0, 0]).x,
-        "lmm": att_svm(K2, [0, 1]).x,
+        "gmm": svm["gmm"],
+        "lmm": svm["lmm"],
         "starts": [list(s[0]) for s in starts],
         "columns": dict(
             PATH_COLUMNS, expected="limit the construction predicts for this start (gmm or lmm)"
@@ -305,104 +360,9 @@ def compute_fig8(steps: int, lr: float, gmm_inits: list, lmm_inits: list):
     return df, meta
 
 
-def fig9_trials(
-    d: int,
-    trials: int,
-    n: int,
-    T: int,
-    steps: int,
-    lr: float,
-    seed: int,
-    sat_tol: float,
-    nb_tol: float,
-    init_scale: float,
-) -> pd.DataFrame:
-    """One d of the over-parameterisation study: all trials advanced together, then one QP per
-    trial."""
-    X, Y, v, p0 = syn.random_sphere_trials(d, trials, n, T, seed, init_scale)
-    gamma = token_scores(X, Y, v)  # W = I: keys are the tokens
-    traj = run(prompt_grad_fn(X, gamma), {"p": p0}, steps, method="ngd", lr=lr, record_at=[steps])
-    p = traj["params"]["p"][-1]
-    s = softmax(np.einsum("bntd,bd->bnt", X, p))
-    alpha = np.argmax(s, axis=-1)
-    sat_prob = np.take_along_axis(s, alpha[..., None], axis=-1)[..., 0].mean(axis=-1)
-    saturated = sat_prob >= 1.0 - sat_tol
-    rows = []
-    opt = np.argmax(gamma, axis=-1)
-    for b in range(trials):
-        row = {
-            "d": d,
-            "trial": b,
-            "sat_prob": sat_prob[b],
-            "saturated": bool(saturated[b]),
-            "qp_failed": False,
-            "lmm": False,
-            "gmm": False,
-            "selects_opt": bool(np.all(alpha[b] == opt[b])),
-            "corr": np.nan,
-            "gamma_gap": np.nan,
-            "norm": float(np.linalg.norm(p[b])),
-        }
-        if saturated[b]:
-            try:
-                pmm = att_svm(X[b], alpha[b]).x
-            except InfeasibleSVM:
-                row["qp_failed"] = True
-            else:
-                nb = svm_neighbours(X[b], alpha[b], pmm, tol=nb_tol)
-                cls = classify_selection(gamma[b], alpha[b], nb)
-                row.update(lmm=cls["lmm"], gmm=cls["gmm"], gamma_gap=cls["gamma_gap"])
-                row["corr"] = float(cosine(p[b], pmm))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-FIG9_COLUMNS = {
-    "d": "dimension",
-    "trial": "trial index within d",
-    "sat_prob": "(1/n) Σ_i s_{iα_i} at the last iterate, α_i = argmax_t s_it",
-    "saturated": "sat_prob ≥ 1 − sat_tol",
-    "qp_failed": "ATT-SVM(α) could not be solved (counted as not LMM)",
-    "lmm": "saturated and α is locally optimal (an LMM)",
-    "gmm": "LMM and α_i = opt_i for every i",
-    "selects_opt": "α_i = opt_i for every i",
-    "corr": "cos(p, p^mm(α)) for saturated, solved trials",
-    "gamma_gap": "min_i min_{t∈T_i} (γ_{iα_i} − γ_it) over SVM-neighbours",
-    "norm": "‖p‖ at the last iterate",
-}
-
-
-def compute_fig9(
-    d_grid: list[int],
-    trials: int,
-    n: int,
-    T: int,
-    steps: int,
-    lr: float,
-    seed_base: int,
-    sat_tol: float,
-    nb_tol: float,
-    init_scale: float,
-):
-    """Figs 9–10: the random-trial study over the d grid (seed = seed_base + d)."""
-    frames = [
-        fig9_trials(d, trials, n, T, steps, lr, seed_base + d, sat_tol, nb_tol, init_scale)
-        for d in d_grid
-    ]
-    meta = {
-        "d_grid": d_grid,
-        "trials": trials,
-        "n": n,
-        "T": T,
-        "steps": steps,
-        "lr": lr,
-        "seed_base": seed_base,
-        "sat_tol": sat_tol,
-        "nb_tol": nb_tol,
-        "init_scale": init_scale,
-        "columns": FIG9_COLUMNS,
-    }
-    return pd.concat(frames, ignore_index=True), meta
+def compute_fig8(steps: int, lr: float, gmm_inits: list, lmm_inits: list):
+    """Fig 8, the three stages in one call."""
+    return _staged("fig8", dict(steps=steps, lr=lr, gmm_inits=gmm_inits, lmm_inits=lmm_inits))
 
 
 def risk(prob: syn.TokenProblem, p: np.ndarray, loss: str = "logistic") -> float:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...data import nucnorm as dn
 from ...metrics.core import cosine
 from ...metrics.rank import singular_values
 from ...models import kq
 from ...optim.fullbatch import run
-from ...svm.nuclear import frobenius_svm, margin, nuclear_svm
+from ...svm.nuclear import margin
+from . import problems
 from .measures import objective_ratio, record_points
 
 
@@ -41,7 +41,9 @@ P4_COLUMNS = {
 }
 
 
-def compute_p4(
+def trajectories_p4(
+    instance,
+    svm,
     n: int,
     L: int,
     d: int,
@@ -56,12 +58,13 @@ def compute_p4(
 ):
     """p4: Lemma 5.1, alignment of K, Q with the data is preserved along the flow.
 
-    Both initialisations are trained together (batch of two).
+    Both initialisations are trained together (batch of two).  ``instance``, ``svm``: the stages
+    of :mod:`.problems` (the aligned instance; its SVM solutions and closed form).
     """
-    inst = dn.aligned_instance(n, L, d, seed)
+    inst = problems.instance_of(instance)
     M = inst.features()
-    Wn, Wf = nuclear_svm(M), frobenius_svm(M)
-    W_cf = dn.aligned_closed_form(inst)
+    (Wn_x, Wn_norm, _), (Wf_x, _, _) = (problems.solution(svm, "", k) for k in ("nuc", "frob"))
+    W_cf = np.asarray(svm["closed_form"])
     rng = np.random.default_rng(init_seed)
     R = _random_orthogonal(rng, d)
     sK = rng.uniform(sigma_low, sigma_high, d)
@@ -85,8 +88,8 @@ def compute_p4(
                     "t": rec,
                     "offdiag_K": offdiag_mass(K[:, j], R),
                     "offdiag_Q": offdiag_mass(Q[:, j], R),
-                    "corr_svm": cosine(Wj.reshape(len(rec), -1), Wn.x.reshape(1, -1), axis=-1),
-                    "ratio_nuc": objective_ratio(s.sum(-1), margin(M, Wj), Wn.norm),
+                    "corr_svm": cosine(Wj.reshape(len(rec), -1), Wn_x.reshape(1, -1), axis=-1),
+                    "ratio_nuc": objective_ratio(s.sum(-1), margin(M, Wj), Wn_norm),
                 }
             )
         )
@@ -98,8 +101,8 @@ def compute_p4(
         "seed": seed,
         "lr": lr,
         "steps": steps,
-        "svm_nuc_vs_frob_maxabs": float(np.max(np.abs(Wn.x - Wf.x))),
-        "svm_nuc_vs_closed_form_maxabs": float(np.max(np.abs(Wn.x - W_cf))),
+        "svm_nuc_vs_frob_maxabs": float(np.max(np.abs(Wn_x - Wf_x))),
+        "svm_nuc_vs_closed_form_maxabs": float(np.max(np.abs(Wn_x - W_cf))),
         "closed_form_diag": np.diag(W_cf).tolist(),
         "conserved_drift": [
             float(
@@ -111,3 +114,13 @@ def compute_p4(
         ],
     }
     return pd.concat(frames, ignore_index=True), meta
+
+
+def compute_p4(
+    n: int, L: int, d: int, seed: int, sigma_low: float, sigma_high: float,
+    control_scale: float, init_seed: int, lr: float, steps: int, n_records: int,
+):  # fmt: skip
+    """p4, the three stages in one call."""
+    settings = dict(locals())
+    instance, _ = problems.instance_p4(n, L, d, seed)
+    return trajectories_p4(instance, problems.svm_p4(instance)[0], **settings)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...data import nucnorm as dn
 from ...metrics.rank import numerical_rank, singular_values
-from ...svm.nuclear import frobenius_svm, nuclear_svm
+from . import problems
 
 P5_COLUMNS = {
     "n": "inputs",
@@ -26,7 +25,9 @@ P5_COLUMNS = {
 }
 
 
-def compute_p5(
+def trajectories_p5(
+    instance,
+    svm,
     n_values: list,
     L_values: list,
     d_values: list,
@@ -35,31 +36,42 @@ def compute_p5(
     rank_tol: float,
     self_attention: bool,
 ):
-    """p5 (convex only): ranks of W*_nuc and W*_F over random instances of every (n, L, d)."""
+    """p5 (convex only): ranks of W*_nuc and W*_F over random instances of every (n, L, d).
+
+    ``instance``, ``svm``: the stages of :mod:`.problems` (the instances; their SVM solutions).
+    There are no dynamics: this stage tabulates the solutions.
+    """
     rows = []
-    for n in n_values:
-        for L in L_values:
-            for d in d_values:
-                for k in range(instances):
-                    inst = dn.random_instance(n, L, d, seed0 + k, self_attention)
-                    M = inst.features()
-                    row = {"n": n, "L": L, "d": d, "instance": seed0 + k, "feasible": False}
-                    Wn = nuclear_svm(M, strict=False)
-                    Wf = frobenius_svm(M, strict=False) if np.all(np.isfinite(Wn.x)) else None
-                    if Wf is not None and np.all(np.isfinite(Wf.x)):
-                        sn, sf = singular_values(Wn.x), singular_values(Wf.x)
-                        row.update(
-                            feasible=True,
-                            rank_nuc=int(numerical_rank(sn, rank_tol)),
-                            rank_frob=int(numerical_rank(sf, rank_tol)),
-                            nuc_of_nuc=float(sn.sum()),
-                            nuc_of_frob=float(sf.sum()),
-                            frob_of_nuc=float(np.linalg.norm(Wn.x)),
-                            frob_of_frob=float(np.linalg.norm(Wf.x)),
-                            min_margin_nuc=float(Wn.margins.min()),
-                            min_margin_frob=float(Wf.margins.min()),
-                        )
-                    rows.append(row)
+    for n, L, d, s in problems.p5_keys(n_values, L_values, d_values, instances, seed0):
+        prefix = problems.p5_prefix(n, L, d, s)
+        row = {"n": n, "L": L, "d": d, "instance": s, "feasible": False}
+        Wn, Wf = (problems.solution(svm, prefix, k) for k in ("nuc", "frob"))
+        if Wf is not None and np.all(np.isfinite(Wf[0])):
+            sn, sf = singular_values(Wn[0]), singular_values(Wf[0])
+            row.update(
+                feasible=True,
+                rank_nuc=int(numerical_rank(sn, rank_tol)),
+                rank_frob=int(numerical_rank(sf, rank_tol)),
+                nuc_of_nuc=float(sn.sum()),
+                nuc_of_frob=float(sf.sum()),
+                frob_of_nuc=float(np.linalg.norm(Wn[0])),
+                frob_of_frob=float(np.linalg.norm(Wf[0])),
+                min_margin_nuc=float(Wn[2].min()),
+                min_margin_frob=float(Wf[2].min()),
+            )
+        rows.append(row)
     df = pd.DataFrame(rows, columns=list(P5_COLUMNS))
     meta = {"columns": P5_COLUMNS, "instances": instances, "rank_tol": rank_tol, "seed0": seed0}
     return df, meta
+
+
+def compute_p5(
+    n_values: list, L_values: list, d_values: list, instances: int, seed0: int,
+    rank_tol: float, self_attention: bool,
+):  # fmt: skip
+    """p5, the three stages in one call."""
+    settings = dict(locals())
+    instance, _ = problems.instance_p5(
+        n_values, L_values, d_values, instances, seed0, self_attention
+    )
+    return trajectories_p5(instance, problems.svm_p5(instance)[0], **settings)

@@ -1,0 +1,73 @@
+"""The stages of a synthetic figure are rules: `instance` (the data) → `svm` (its max-margin
+solutions) → `compute` (the GD trajectories) → `check`/`plot`, each writing files, so a GD
+setting reruns the trajectories only and a data setting reruns the data, the SVMs and what is
+made from them.
+
+In a private copy of the workflow the stages of one small group really run (maxmargin Fig 5,
+whose C values are data settings and whose steps and step size are GD settings); dry runs with a
+changed setting show what is out of date.  That the check and plot jobs follow the data is the
+rule graph's edges."""
+
+import re
+
+import pytest
+from conftest import copy_workflow, snakemake_cmd
+
+
+def planned(res) -> list[str]:
+    """The rule names of the jobs a dry run schedules, sorted."""
+    return sorted(re.findall(r"^(?:local)?rule (\w+):", res.stdout + res.stderr, re.M))
+
+
+def rule_edges(dot: str) -> set[tuple[str, str]]:
+    """The (from, to) rule-name edges of `snakemake --rulegraph` output."""
+    names = dict(re.findall(r'^\s*(\d+)\[label = "(\w+)"', dot, re.M))
+    return {(names[a], names[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)", dot, re.M)}
+
+
+def test_the_rulegraph_chains_instance_svm_compute_check_plot():
+    res = snakemake_cmd("--rulegraph", "--nolock", "maxmargin_fig1c", "maxmargin_fig5", check=True)
+    edges = rule_edges(res.stdout)
+    expected = {
+        ("instance", "svm"),
+        ("instance", "compute"),
+        ("svm", "compute"),
+        ("compute", "check"),
+        ("compute", "plot"),
+        ("check", "plot"),
+    }
+    assert expected <= edges, sorted(edges)
+
+
+TARGET = "results/data/maxmargin/fig5.csv"  # the plot-ready data of maxmargin Fig 5
+SMALL = "maxmargin:\n  fig5:\n    steps: 20\n"
+
+
+def dry_with(d, tmp_path, override: str) -> list[str]:
+    path = tmp_path / "override.yaml"
+    path.write_text(SMALL + override)
+    res = snakemake_cmd("-n", "--cores", "1", TARGET, "--configfile", path, cwd=d, check=True)
+    return planned(res)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A copy of the workflow in which maxmargin Fig 5's stages really ran (at 20 steps: Snakemake
+    records the params of jobs that ran, which is what a changed setting is compared with)."""
+    tmp = tmp_path_factory.mktemp("stages")
+    d = copy_workflow(tmp / "wf")
+    (tmp / "small.yaml").write_text(SMALL)
+    snakemake_cmd("--cores", "2", TARGET, "--configfile", tmp / "small.yaml", cwd=d, check=True)
+    assert (d / "results/stages/maxmargin/fig5.instance.npz").is_file()
+    assert (d / "results/stages/maxmargin/fig5.svm.npz").is_file()
+    assert dry_with(d, tmp, "") == []
+    return d
+
+
+def test_a_gd_setting_reruns_the_trajectories_only(finished, tmp_path):
+    assert dry_with(finished, tmp_path, "    lr: 0.5\n") == ["compute"]
+
+
+def test_a_data_setting_reruns_the_data_the_svm_and_the_trajectories(finished, tmp_path):
+    jobs = dry_with(finished, tmp_path, "    C_values: [1.0, 3.0]\n")
+    assert jobs == ["compute", "instance", "svm"], jobs

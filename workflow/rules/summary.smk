@@ -1,0 +1,87 @@
+# The workflow's aggregate rules, each written once: `table_files` (a figure's table also as CSV +
+# Markdown), the claims summary and strict gate, and the `cpu_figures` / `gpu_figures` / `checks`
+# targets.  They read the figure table (FIGURES, TABLE_FILES of common.smk).
+
+
+# Tables also written as CSV + Markdown next to their rendered figure: (paper, table) -> entry
+# (the plot-ready group it reads, and the function writing the two files), registered by the paper
+# files.
+rule table_files:
+    input:
+        data=lambda wildcards: data_files(
+            wildcards.paper, TABLE_FILES[(wildcards.paper, wildcards.table)]["group"]
+        ),
+        code=lambda wildcards: TABLE_FILES[(wildcards.paper, wildcards.table)]["code"],
+    output:
+        csv=RESULTS + "/figures/{paper}/{table}.csv",
+        md=RESULTS + "/figures/{paper}/{table}.md",
+    log:
+        RESULTS + "/logs/{paper}_{table}_files.log",
+    wildcard_constraints:
+        table=one_of(by_paper(TABLE_FILES)),
+    localrule: True
+    run:
+        TABLE_FILES[(wildcards.paper, wildcards.table)]["write"](
+            input.data[0], output.csv, output.md
+        )
+
+
+rule claims_summary:
+    input:
+        [claim_file(p, f) for (p, f) in shown_figures()],
+    output:
+        md=RESULTS + "/claims/summary.md",
+        csv=report(
+            RESULTS + "/claims/summary.csv",
+            caption="../report/claims_summary.rst",
+            category="0 – Claims summary",
+        ),
+    log:
+        RESULTS + "/logs/claims_summary.log",
+    localrule: True
+    conda:
+        "../../environment.yml"
+    params:
+        shows=dict(preset=SCALE, control=CONTROL, seed=config["seed"], folder=RESULTS),
+    script:
+        "../../scripts/summary.py"
+
+
+rule claims_gate:
+    input:
+        RESULTS + "/claims/summary.csv",
+    output:
+        RESULTS + "/claims/strict.ok",
+    log:
+        RESULTS + "/logs/claims_gate.log",
+    localrule: True
+    conda:
+        "../../environment.yml"
+    script:
+        "../../scripts/gate.py"
+
+
+rule cpu_figures:
+    input:
+        [
+            x
+            for (p, f), e in FIGURES.items()
+            if not e["gpu"]
+            for x in figure_outputs(p, f) + [claim_file(p, f)]
+        ],
+
+
+rule gpu_figures:
+    input:
+        [
+            x
+            for (p, f), e in FIGURES.items()
+            if e["gpu"]
+            for x in figure_outputs(p, f) + [claim_file(p, f)]
+        ],
+
+
+rule checks:
+    input:
+        RESULTS + "/claims/summary.md",
+        RESULTS + "/claims/summary.csv",
