@@ -211,7 +211,7 @@ def made(jobs, kind: str) -> set[str]:
     pattern = {
         "figures": r"(?:^|/)figures/(\w+)/(\w+)\.pdf$",
         "data": r"(?:^|/)data/(\w+)/(\w+)\.csv$",
-        "runs": r"(?:^|/)data/(\w+)/(\w+/[^/]+)\.csv$",
+        "runs": r"(?:^|/)data/(\w+)/(\w+/.+)\.csv$",
     }[kind]
     return {f"{m[1]}/{m[2]}" for _, outs, _ in jobs for o in outs if (m := re.search(pattern, o))}
 
