@@ -205,3 +205,9 @@ def test_resource_table_reads_benchmarks_of_the_same_preset(tmp_path):
     assert (
         row["time limit"] == "10 h" and row["host memory"] == "32 GB" and row["GPU memory"] == "—"
     )
+    # a `train` job's output is the folder of its runs' files: their preset counts
+    (tmp_path / "results/data/p/s/b").mkdir(parents=True)
+    (tmp_path / "results/data/p/s/b/run.json").write_text('{"provenance": {"preset": "paper"}}')
+    train = dict(job, rule="train", output=["results/data/p/s/b"])
+    assert resource_table.measured([train], "paper", tmp_path) == (7200.5, 3000.0, 1)
+    assert resource_table.sweep_of(train) == "p/s"
