@@ -110,7 +110,7 @@ def register_sweep(
         assert (
             len(points) == 1 and not gathers
         ), "a sweep with tables is one run, no gather"
-        # each table is gathered from the run's file of that name: <point>_<table>.csv
+        # each table is gathered, unchanged, from the run file <point>_<table>.csv
         label = point_label(points[0])
         gathers = {
             t: dict(
