@@ -100,10 +100,12 @@ def gpus(resources: dict) -> int:
 
 
 def _preset_of(job: dict, cwd: Path) -> str | None:
-    for out in job["output"]:
-        if out.endswith(".json") and (cwd / out).exists():
+    """The preset recorded in a job's JSON outputs (those in a `train` job's folder)."""
+    outs = [cwd / o for o in job["output"]]
+    for path in [f for o in outs for f in (sorted(o.glob("*.json")) if o.is_dir() else [o])]:
+        if path.suffix == ".json" and path.exists():
             try:
-                meta = json.loads((cwd / out).read_text())
+                meta = json.loads(path.read_text())
             except (OSError, ValueError):
                 continue
             preset = meta.get("provenance", {}).get("preset") or meta.get("preset")
@@ -146,7 +148,8 @@ def _seconds(s) -> str:
 
 
 def sweep_of(job: dict) -> str:
-    """``paper/sweep`` of a job writing run files results/data/<paper>/<sweep>/<run>.*, else ""."""
+    """``paper/sweep`` of a `train` job (its folder results/data/<paper>/<sweep>/<batch>), else
+    ""."""
     parts = Path(job["output"][0]).parts if job["output"] else ()
     return "/".join(parts[2:4]) if len(parts) == 5 and parts[:2] == ("results", "data") else ""
 

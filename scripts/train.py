@@ -1,7 +1,8 @@
-"""Training rule entry point: for each run of the job (one, or a batched group run in turn in this
-one process), run attnbias.experiments.<func>(**settings, **inputs) with an undeclared resume
-checkpoint, then save each returned plot-ready table: to the output of the same name, or, for a run
-returning one table, to ``csv`` (``csv<i>`` for run i of a batched job)."""
+"""Training rule entry point: for each run of the job's batch (one run, or a group run in turn in
+this one process), run attnbias.experiments.<func>(**settings, **inputs) with an undeclared resume
+checkpoint, then save each returned table in the job's folder ``output.runs``: ``<run>.csv`` for a
+run's one table (``"csv"``), ``<run>_<table>.csv`` for each of several (attnbias.workflow.run_file).
+"""
 
 from attnbias.workflow import (
     drop_run_state,
@@ -11,6 +12,7 @@ from attnbias.workflow import (
     named_inputs,
     resolve,
     rule_logging,
+    run_file,
 )
 
 limit_threads(snakemake.threads)  # noqa: F821 (injected by Snakemake)
@@ -22,10 +24,9 @@ from attnbias.io import save_data  # noqa: E402
 torch.set_num_threads(snakemake.threads)  # noqa: F821
 
 with rule_logging(snakemake) as log:  # noqa: F821
-    p, out = snakemake.params, snakemake.output  # noqa: F821
+    p, folder = snakemake.params, snakemake.output.runs  # noqa: F821
     inputs = named_inputs(snakemake.input)  # noqa: F821
     func = resolve("attnbias.experiments", p.func)
-    names = list(out.keys())
     for run in p.runs:
         settings = dict(run["settings"])
         tables = finished_tables(run["finished"], settings)
@@ -43,8 +44,7 @@ with rule_logging(snakemake) as log:  # noqa: F821
             # kept until the whole job is done: a batched job killed later resumes after this run
             keep_finished_tables(run["finished"], settings, tables, p.preset)
         for name, (df, meta) in tables.items():
-            key = f"{name}{run['suffix']}"
-            target = out[key] if key in names else out[f"csv{run['suffix']}"]
+            target = run_file(folder, run["label"], name if len(tables) > 1 else "csv")
             save_data(df, meta, target, preset=p.preset)
             log.info("wrote %s (%d rows)", target, len(df))
     # The outputs are safe: drop every run's resume state, so a later rerun (e.g. after a code

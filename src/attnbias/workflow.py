@@ -236,6 +236,24 @@ def finished_tables(folder, settings: dict) -> dict | None:
     return {f.stem: load_data(f) for f in sorted(folder.glob("*.csv"))}
 
 
+def run_file(folder, label: str, table: str = "csv") -> Path:
+    """The CSV of a run's table in its `train` job's folder: ``<label>.csv`` for its one table
+    (``"csv"``), ``<label>_<table>.csv`` for each of several."""
+    return Path(folder) / (f"{label}.csv" if table == "csv" else f"{label}_{table}.csv")
+
+
+def run_files(folders, stems) -> list[str]:
+    """The CSVs named ``<stem>.csv`` in ``folders`` (the gathered `train` jobs' folders), in the
+    order of ``stems``; each must be in exactly one folder."""
+    out = []
+    for stem in stems:
+        found = [Path(f) / f"{stem}.csv" for f in folders if (Path(f) / f"{stem}.csv").exists()]
+        if len(found) != 1:
+            raise FileNotFoundError(f"run file {stem}.csv: found {found} in {list(folders)}")
+        out.append(str(found[0]))
+    return out
+
+
 def drop_run_state(checkpoint, finished) -> None:
     """Remove a run's resume checkpoint and kept tables once its job's outputs are written."""
     Path(checkpoint).unlink(missing_ok=True)

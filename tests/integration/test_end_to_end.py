@@ -286,9 +286,9 @@ def test_cosmetic_edit_retrains_nothing_and_a_setting_does(run_dir):
         # the edit was seen: re-plot
         replot = {"results/figures/lowrank/fig2.pdf", "results/figures/lowrank/table1.pdf"}
         assert replot <= set(plots)
-        # no training: rule `train` (one job per run) or a batch (<paper>_<sweep>_train_<label>)
+        # no training: no job of rule `train` (every training batch, both presets)
         jobs = set(re.findall(r"^(?:local)?rule (\w+):", res.stdout, re.M))
-        assert not {j for j in jobs if re.search(r"(^|_)train(_|$)", j)}, jobs
+        assert "train" not in jobs, jobs
     finally:
         for p, text, st in saved:
             p.write_text(text)
@@ -298,9 +298,7 @@ def test_cosmetic_edit_retrains_nothing_and_a_setting_does(run_dir):
     changed.write_text("lowrank:\n  fig2: {lr: 0.002}\n")
     res = snakemake_cmd("-n", "--cores", "1", "all", "--configfile", *cfgs, changed, cwd=run_dir)
     assert res.returncode == 0, res.stderr[-3000:]
-    jobs = set(re.findall(r"^(?:local)?rule (\w+):", res.stdout, re.M))
     runs = job_outputs(res.stdout, "train")
     assert runs and all(r.startswith("results/data/lowrank/fig2/") for r in runs), runs
     assert "params" in res.stdout.lower()
-    assert not {j for j in jobs if j.startswith("lowrank_lm_train")}, jobs
     assert "results/data/maxmargin/fig1.csv" not in job_outputs(res.stdout, "compute")

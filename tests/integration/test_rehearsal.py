@@ -25,8 +25,8 @@ FIGURES = {
 }
 TARGETS = ["gpu_figures", "fastrates_fig6", "lowrank_fig4", "lowrank_figB"]
 # the training sweeps: the benchmark folders results/paper/benchmarks/<paper>_<sweep>_train/ of
-# their runs (one job of rule `train` per run in the paper preset; maxmargin's ViT: maxmargin_vit_train)
-TRAIN_RULES = [
+# their runs (one job of rule `train` per run in the paper preset, maxmargin's ViT included)
+TRAIN_SWEEPS = [
     "maxmargin_vit_train",
     "fastrates_fig1_train",
     "fastrates_fig4_train",
@@ -92,8 +92,8 @@ def test_every_paper_training_rule_ran(rehearsal):
     d, log = rehearsal
     out = d / "results" / "paper"
     assert "precomputed" not in " ".join(re.findall(r"^(?:local)?rule (\w+):", log, re.M))
-    for rule in TRAIN_RULES:
-        runs = list((out / "benchmarks" / rule).glob("*.tsv"))
-        assert runs, f"{rule} did not run"
+    for sweep in TRAIN_SWEEPS:
+        runs = list((out / "benchmarks" / sweep).glob("*.tsv"))
+        assert runs, f"{sweep} did not run"
     tokens = json.loads((d / "results/downloads/lowrank/pile/tokens.json").read_text())
     assert tokens["tokens"]["train"] > 0 and "pile-uncopyrighted" in tokens["source"]

@@ -75,7 +75,7 @@ def test_a_batched_job_killed_at_its_second_run_keeps_the_first(tmp_path):
     d = copy_workflow(tmp_path / "batched")
     short = d / "short_fig7.yaml"
     short.write_text("fastrates:\n  fig7: {epochs: 6}\n")
-    target = "results/data/fastrates/fig7/optsgd_lr0.5.csv"  # the job's outputs: all 3 values
+    target = "results/data/fastrates/fig7/optsgd"  # the job's folder: the runs of all 3 values
     scratch = d / "results/scratch/fastrates_fig7_train/quick"
     kept = scratch / "optsgd_lr0.05/finished/settings.json"
     args = ["--cores", "1", target, "--configfile", *ci_configfiles(d), short]
@@ -88,8 +88,8 @@ def test_a_batched_job_killed_at_its_second_run_keeps_the_first(tmp_path):
     assert log.count("reused the finished run's tables") == 1
     assert log.count("training fastrates.train_image") == 2
     pd.testing.assert_frame_equal(
-        pd.read_csv(d / "results/data/fastrates/fig7/optsgd_lr0.05.csv"), first
+        pd.read_csv(d / target / "optsgd_lr0.05.csv"), first
     )
     for lr in ("0.05", "0.15", "0.5"):
-        assert (d / f"results/data/fastrates/fig7/optsgd_lr{lr}.json").exists()
+        assert (d / target / f"optsgd_lr{lr}.json").exists()
     assert not list(scratch.rglob("finished")) and not list(scratch.rglob("checkpoint.pt"))

@@ -17,10 +17,9 @@ the reason.  Deselect them with ``-m "not slurm"``.
 
 Every executor run is wrapped in ``timeout -k 10``: a wrong status command hangs forever (§5.4).
 The training rule is a parameter (``TRAIN_RULE``: the environment variable
-``ATTNBIAS_SLURM_TRAIN_RULE``, else ``maxmargin_vit_train`` once the CI config has tiny ViT
-settings, else ``train``, the one rule of every training run: its first job is a lowrank Fig 2
-associative-recall run); its first job in the DAG of ``all`` under the CI configs runs, on one
-thread, and its CSV must equal the local run's.
+``ATTNBIAS_SLURM_TRAIN_RULE``, else ``train``, the one rule of every training run); its first job
+in the DAG of ``all`` under the CI configs runs, on one thread, and the run files in its folder
+must equal the local run's.
 """
 
 from __future__ import annotations
@@ -36,8 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
-from conftest import BIN, ROOT, ci_configfiles, copy_workflow
+from conftest import BIN, ci_configfiles, copy_workflow
 
 pytestmark = pytest.mark.slurm
 
@@ -48,17 +46,9 @@ LOCK_FILE = Path(os.environ.get("ATTNBIAS_SLURM_LOCK", "/tmp/attnbias-local-slur
 LOCK_WAIT_S = float(os.environ.get("ATTNBIAS_SLURM_LOCK_WAIT", "900"))
 
 
-def _default_train_rule() -> str:
-    """The maxmargin ViT once tests/config/ci_maxmargin.yaml gives it tiny CI settings (a `vit`
-    section), else the rule `train`, whose first job is a lowrank associative-recall run (about
-    20 s on one core)."""
-    ci = yaml.safe_load((ROOT / "tests" / "config" / "ci_maxmargin.yaml").read_text()) or {}
-    return "maxmargin_vit_train" if "vit" in (ci.get("maxmargin") or {}) else "train"
-
-
 # The torch training rule whose first job (in the DAG of `all` under the CI configs) runs on the
 # cluster; ATTNBIAS_SLURM_TRAIN_RULE overrides it ("" leaves training out).
-TRAIN_RULE = os.environ.get("ATTNBIAS_SLURM_TRAIN_RULE", _default_train_rule())
+TRAIN_RULE = os.environ.get("ATTNBIAS_SLURM_TRAIN_RULE", "train")
 # Synthetic figures, and the plot-ready data their jobs of the (non-local) rule `compute` write
 # (the rules `plot` and `check` are local).
 FIGURES = {
@@ -258,7 +248,8 @@ def cluster_run(slurm_cluster, workflow_copy, train_job, tmp_path_factory):
         rule, outputs = train_job
         targets += outputs
         expected_rules.add(rule)
-        compare[rule] = next(o for o in outputs if o.endswith(".csv"))
+        # a `train` job's output is the folder of its batch's run files
+        compare[rule] = outputs[0]
         # The CI node is far smaller than a GPU node: replace the profile's paper-scale
         # set-resources (GPU partition, a GPU, CPUs per GPU, memory) for this rule, and train on
         # one thread, as the `--cores 1` reference does, so that the numbers can be equal.
@@ -345,11 +336,16 @@ def test_plot_and_claim_rules_stay_local(cluster_run):
 
 
 def test_plot_ready_data_equal_a_local_run(cluster_run):
-    for rule, csv in cluster_run["compare"].items():
-        got = pd.read_csv(cluster_run["wf"] / csv)
-        want = pd.read_csv(cluster_run["ref"] / csv)
-        assert len(got) > 0, csv
-        pd.testing.assert_frame_equal(got, want, check_exact=True, obj=f"{csv} ({rule})")
+    for rule, out in cluster_run["compare"].items():
+        folder = cluster_run["ref"] / out
+        inside = [str(f.relative_to(cluster_run["ref"])) for f in sorted(folder.glob("*.csv"))]
+        csvs = [out] if out.endswith(".csv") else inside
+        assert csvs, out
+        for csv in csvs:
+            got = pd.read_csv(cluster_run["wf"] / csv)
+            want = pd.read_csv(cluster_run["ref"] / csv)
+            assert len(got) > 0, csv
+            pd.testing.assert_frame_equal(got, want, check_exact=True, obj=f"{csv} ({rule})")
 
 
 def test_a_training_job_ran_on_the_cluster(cluster_run):

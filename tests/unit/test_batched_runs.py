@@ -1,10 +1,20 @@
 """A batched training job (several sweep points run in turn by one process) keeps each finished
 run's tables in its undeclared scratch folder, so that a job killed at a later run resumes after the
-finished ones, and reuses them only for the same settings."""
+finished ones, and reuses them only for the same settings.  Its run files lie in the job's folder,
+where the gathers find them; a run's own tables are gathered unchanged."""
 
 import pandas as pd
+import pytest
 
-from attnbias.workflow import drop_run_state, finished_tables, keep_finished_tables
+from attnbias.experiments.run_tables import gather_run_table
+from attnbias.io import save_data
+from attnbias.workflow import (
+    drop_run_state,
+    finished_tables,
+    keep_finished_tables,
+    run_file,
+    run_files,
+)
 
 SETTINGS = {"optimizer": "sgd", "lr": 0.1, "grid": [1, 2], "control": "none"}
 
@@ -45,3 +55,40 @@ def test_a_half_written_folder_is_never_read_and_dropping_clears_the_run(tmp_pat
     drop_run_state(ckpt, folder)
     assert not ckpt.exists() and not folder.exists()
     drop_run_state(ckpt, folder)  # idempotent
+
+
+def test_a_reused_run_is_written_byte_for_byte_as_when_it_finished(tmp_path):
+    df, meta = _tables()["csv"]
+    df = pd.DataFrame({"step": [0, 1, 2], "x": [0.1 + 0.2, 1 / 3, 2.0**-1074]})
+    meta = dict(meta, columns={"step": "s", "x": "x"})
+    save_data(df, meta, tmp_path / "fresh.csv", preset="quick")
+    keep_finished_tables(tmp_path / "finished", SETTINGS, {"csv": (df, meta)}, preset="quick")
+    back_df, back_meta = finished_tables(tmp_path / "finished", SETTINGS)["csv"]
+    save_data(back_df, back_meta, tmp_path / "reused.csv", preset="quick")
+    assert (tmp_path / "reused.csv").read_bytes() == (tmp_path / "fresh.csv").read_bytes()
+
+
+def test_run_files_are_found_in_the_batch_folders_in_the_gathered_order(tmp_path):
+    a, b = tmp_path / "optsgd", tmp_path / "optadamw"
+    assert run_file(a, "optsgd_lr0.1") == a / "optsgd_lr0.1.csv"
+    assert run_file(a, "seed0", "fig6") == a / "seed0_fig6.csv"
+    for folder, label in [(a, "optsgd_lr0.1"), (a, "optsgd_lr0.3"), (b, "optadamw_lr0.1")]:
+        folder.mkdir(exist_ok=True)
+        run_file(folder, label).write_text("x\n1\n")
+    stems = ["optadamw_lr0.1", "optsgd_lr0.3", "optsgd_lr0.1"]
+    assert run_files([a, b], stems) == [str(run_file(b, stems[0])), str(run_file(a, stems[1])),
+                                        str(run_file(a, stems[2]))]  # fmt: skip
+    with pytest.raises(FileNotFoundError, match="optsgd_lr9"):
+        run_files([a, b], ["optsgd_lr9"])
+
+
+def test_a_run_table_is_gathered_unchanged(tmp_path):
+    df = pd.DataFrame({"epoch": [0, 1], "zeta": [0.30000000000000004, 1 / 7], "name": ["a", "b"]})
+    meta = {"columns": {"epoch": "e", "zeta": "z", "name": "n"}, "control": "none", "grid": 4}
+    save_data(df, meta, tmp_path / "run" / "seed0_fig7.csv", preset="quick")
+    got_df, got_meta = gather_run_table([str(tmp_path / "run" / "seed0_fig7.csv")])
+    save_data(got_df, got_meta, tmp_path / "fig7.csv", preset="quick")
+    assert (tmp_path / "fig7.csv").read_bytes() == (tmp_path / "run/seed0_fig7.csv").read_bytes()
+    assert (tmp_path / "fig7.json").read_text() == (tmp_path / "run/seed0_fig7.json").read_text()
+    with pytest.raises(ValueError, match="control"):
+        gather_run_table([str(tmp_path / "run" / "seed0_fig7.csv")], control="null")

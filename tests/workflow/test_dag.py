@@ -31,17 +31,41 @@ def ran(res, rule: str) -> bool:
 
 
 def test_rules_are_written_once_and_named_alike_in_both_presets():
-    """The rule names do not depend on the preset, except the quick preset's batched trainings
-    (`<paper>_<sweep>_train_<label>`, one rule per batch: a rule's outputs are fixed in number)."""
+    """The rule names do not depend on the preset: `train` runs every training batch of both
+    (a quick-preset group of runs, or one paper-preset run), maxmargin's ViT included; only the
+    paper preset's hub downloads (`<paper>_download_<name>`) are rules of their own."""
     quick = set(snakemake_cmd("--list-rules", "--nolock", check=True).stdout.split())
     paper = snakemake_cmd("--list-rules", "--nolock", "--config", "scale=paper", check=True)
     paper = set(paper.stdout.split())
     written_once = {"instance", "svm", "compute", "train", "gather", "precomputed", "check", "plot"}
-    assert written_once | {"table_files", "maxmargin_vit_train"} <= quick & paper
-    batched = {r for r in quick ^ paper if re.fullmatch(r"\w+_train_\w+", r)}
-    downloads = {r for r in quick ^ paper if "_download_" in r}  # the paper preset's hub data
-    assert quick ^ paper == batched | downloads
+    written_once |= {"table_files"}
+    assert written_once <= quick & paper
+    downloads = {r for r in paper - quick if re.fullmatch(r"[a-z]+_download_[\w-]+", r)}
+    assert quick ^ paper == downloads and downloads
+    assert not {r for r in quick | paper if "train" in r} - {"train"}
     assert "maxmargin_fig1c" in quick & paper and "maxmargin" in quick & paper
+
+
+@pytest.fixture(scope="module")
+def dry_runs_of_all():
+    """Forced dry runs of `all` in the quick and in the paper preset (shared by the tests below)."""
+    cmd = ("-n", "--cores", "1", "--nolock", "--forceall", "all")
+    return {
+        "quick": snakemake_cmd(*cmd),
+        "paper": snakemake_cmd(*cmd, "--config", "scale=paper"),
+    }
+
+
+def test_the_dag_of_all_has_the_same_rules_in_both_presets(dry_runs_of_all):
+    """The jobs of `all` are of the same rules in both presets, hub downloads aside (a quick
+    batch of runs and a paper-preset run are both jobs of `train`)."""
+    rules = {}
+    for preset, res in dry_runs_of_all.items():
+        assert res.returncode == 0, res.stderr[-3000:]
+        found = set(re.findall(r"^(?:local)?rule (\w+):", res.stdout, re.M))
+        rules[preset] = {r for r in found if "_download_" not in r}
+    assert rules["quick"] == rules["paper"]
+    assert {"train", "gather", "compute", "plot", "check"} <= rules["quick"]
 
 
 FIGS = registered_figures()
@@ -55,8 +79,8 @@ def test_registry_has_every_maxmargin_figure():
     assert set(expected) <= ids
 
 
-def test_dry_run_all_default_config():
-    res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all")
+def test_dry_run_all_default_config(dry_runs_of_all):
+    res = dry_runs_of_all["quick"]
     assert res.returncode == 0, res.stderr[-3000:]
     assert ran(res, "compute") and "results/data/maxmargin/fig1.csv" in res.stdout
 
@@ -77,10 +101,8 @@ def test_paper_targets_dry_run():
         assert res.returncode == 0, (paper, res.stderr[-3000:])
 
 
-def test_paper_scale_builds_offline():
-    res = snakemake_cmd(
-        "-n", "--cores", "1", "--nolock", "all", "--forceall", "--config", "scale=paper"
-    )
+def test_paper_scale_builds_offline(dry_runs_of_all):
+    res = dry_runs_of_all["paper"]
     assert res.returncode == 0, res.stderr[-3000:]
 
 
@@ -97,7 +119,8 @@ def test_precomputed_quick_trains_on_cpu():
         "gpu_results=precomputed",
     )
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "maxmargin_vit_train" in res.stdout
+    # maxmargin Figs 6-7: the ViT run (a `train` job) and its gathers
+    assert "results/data/maxmargin/vit/seed0" in res.stdout and ran(res, "gather")
 
 
 def test_precomputed_paper_without_committed_results_is_a_clear_error():
@@ -137,7 +160,7 @@ def test_precomputed_paper_copies_committed_results(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:]
     assert ran(res, "precomputed")
     assert "precomputed/maxmargin/fig7/fig7.csv" in res.stdout
-    assert not ran(res, "maxmargin_vit_train")
+    assert not ran(res, "train") and not ran(res, "gather")
 
 
 def test_ci_config_is_schema_valid():

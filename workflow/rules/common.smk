@@ -284,14 +284,6 @@ def _sweep(wildcards):
     return SWEEPS[(wildcards.paper, wildcards.sweep)]
 
 
-def _train_resource(key, default=0, per_attempt=False):
-    def value(wildcards, attempt):
-        v = _sweep(wildcards)["resources"].get(key, default)
-        return v * attempt if per_attempt else v
-
-    return value
-
-
 def _gather(wildcards):
     return GATHERS[(wildcards.paper, wildcards.group)]
 

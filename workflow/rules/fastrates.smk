@@ -65,11 +65,10 @@ register_table_files(
 
 
 # --- Deep-learning figures ----------------------------------------------------------------------
-# Figs 1, 4 (BERT) and 7 (ViT): one training job per (optimiser, grid value) per figure
-# (`fastrates_<fig>_train`), so sweeps run in parallel on a cluster; in the quick preset one job per
-# optimiser (`fastrates_<fig>_train_opt<name>`) runs its grid values in turn; the gather job
-# `fastrates_gather_<fig>` chooses, per optimiser, the grid value with the lowest validation loss and
-# writes results/data/fastrates/<fig>.{csv,json}.  Hub data and weights (paper preset) are fetched by
+# Figs 1, 4 (BERT) and 7 (ViT): one `train` job per (optimiser, grid value) per figure, so sweeps
+# run in parallel on a cluster; in the quick preset one `train` job per optimiser (batch
+# `opt<name>`) runs its grid values in turn; the `gather` job of <fig> chooses, per optimiser, the
+# grid value with the lowest validation loss and writes results/data/fastrates/<fig>.{csv,json}.  Hub data and weights (paper preset) are fetched by
 # download rules, never at DAG-build time.
 _FR = config["fastrates"]
 # the hub datasets of the deep-learning figures (paper preset): default id and config

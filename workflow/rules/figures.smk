@@ -4,22 +4,16 @@
 # aggregate targets in summary.smk).  Their
 # inputs, params, threads and resources are functions of the wildcards reading the figure table
 # (FIGURES, COMPUTES in common.smk; SWEEPS in sweeps.smk; DOWNLOADS in downloads.smk), which the
-# paper files (workflow/rules/<paper>.smk) fill.  Two training shapes cannot be one pattern, since
-# a rule's number of outputs is fixed: a quick-preset batch of runs (`<paper>_<sweep>_train_<label>`)
-# and a single run writing plot-ready tables itself (`maxmargin_vit_train`); those rules are made
-# per entry below, and so is each hub download (`<paper>_download_<name>`, paper preset).  Every
-# named target (`maxmargin_fig1c`, `maxmargin`, ...) is an alias rule.
+# paper files (workflow/rules/<paper>.smk) fill.  The rule names are the same in both presets; made
+# per entry are only each hub download (`<paper>_download_<name>`, paper preset) and every named
+# target (`maxmargin_fig1c`, `maxmargin`, ...), an alias rule.
 
 
 # --- derived tables: which rule makes each plot-ready file -------------------------------------
 # sweeps that train here (not copied from workflow/precomputed/)
 _TRAINED = {k: s for k, s in SWEEPS.items() if not use_precomputed(s["gpu"])}
-# (paper, sweep) -> {file stem: point}: one `train` job per run (sweeps neither batched nor tables)
-TRAIN_RUNS = {
-    k: {point_label(p): p for p in s["points"]}
-    for k, s in _TRAINED.items()
-    if s["batch"] is None and not s["tables"]
-}
+# (paper, sweep) -> {batch: points}: one `train` job per batch (a point, or a quick-preset group)
+TRAIN_BATCHES = {k: s["batches"] for k, s in _TRAINED.items()}
 # (paper, group) -> gather entry (+ its sweep)
 GATHERS = {
     (paper, group): dict(g, sweep=name)
@@ -31,14 +25,14 @@ PRECOMPUTED_GROUPS = {
     (paper, group): name
     for (paper, name), s in SWEEPS.items()
     if use_precomputed(s["gpu"])
-    for group in [*s["tables"], *s["gathers"]]
+    for group in s["gathers"]
 }
 # plot-ready files the negative control reaches (`control=null`): every training sweep's, and those
 # of computations given the control in their settings (with_control, common.smk)
 CONTROLLED_DATA = {
     f
     for (paper, name), s in SWEEPS.items()
-    for group in [*s["tables"], *s["gathers"]]
+    for group in s["gathers"]
     for f in data_files(paper, group)
 } | {
     f

@@ -73,8 +73,8 @@ register_stages(
 
 
 # Figs 6-7: ViT [CLS] attention sparsification, one training run of the deep-learning engine
-# (`maxmargin_vit_train`; CPU in the quick preset, a GPU in the paper preset) writing both figures'
-# plot-ready tables.
+# (a `train` job; CPU in the quick preset, a GPU in the paper preset) returning both figures'
+# tables, each gathered unchanged.
 _VIT = config["maxmargin"]["vit"]
 
 register_sweep(

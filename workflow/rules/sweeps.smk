@@ -36,16 +36,13 @@ def precomputed_files(paper, group, names):
     return inputs
 
 
-# Training sweeps: (paper, name) -> entry; training.smk generates, per sweep, one training rule
-# `<paper>_<name>_train` (one job per point, its resume checkpoint under results/scratch/), or with
-# `batch=` one rule `<paper>_<name>_train_<group>` per group of points run in turn by one job, and, per
-# gathered group, a rule `<paper>_gather_<group>` writing results/data/<paper>/<group>.{csv,json}
-# from the runs of that group -- or, with gpu_results=precomputed on a GPU preset, one rule
-# `<paper>_precomputed_<group>` copying the committed files instead of both.
+# Training sweeps: (paper, name) -> entry.  training.smk runs each sweep's points as jobs of the
+# one rule `train`, one job per batch of points (results/data/<paper>/<name>/<batch>/, the batch's
+# run files; a batch is one point, or with `batch=` a group of points run in turn by one process),
+# and each gathered group as a job of `gather` writing results/data/<paper>/<group>.{csv,json} from
+# its runs -- or, with gpu_results=precomputed on a GPU preset, of `precomputed` copying the
+# committed files instead.
 SWEEPS = {}
-
-# wildcard spelling and pattern of each point value type
-_WILDCARD_RE = {float: r"[0-9.e+-]+", int: r"\d+"}
 
 
 def grid_points(*axes):
@@ -85,93 +82,84 @@ def register_sweep(
 ):
     """Register a training sweep: ``func`` (under attnbias.experiments) runs once per point.
 
-    ``points``: list of dicts, all with the same keys in the same order (the wildcards), e.g.
-    ``[{"lam": 0.3, "seed": 0}, ...]``; float values are written with %g.
+    ``points``: list of dicts, all with the same keys in the same order, e.g.
+    ``[{"lam": 0.3, "seed": 0}, ...]``; a run's file stem is :func:`point_label` (floats as %g).
     ``settings``: dict shared by every run, to which the point's values are added (typed as in
     ``points``); or a function of the point returning a run's whole settings.
     ``gathers``: ``{group: dict(points=[...] or None for all, func=..., settings={...},
-    figures=[...])}``; the gather function receives the runs' CSVs as ``parts``.
+    figures=[...])}``; the gather function receives the runs' CSVs as ``parts`` (rule
+    `gather`, scripts/gather.py).
     The jobs' ``code=`` inputs are the import closures of ``func`` and of each gather's ``func``
     (:func:`experiment_code`).  ``inputs``: named inputs (e.g. download markers) passed to ``func`` by name.
     ``resources``: {"quick": {...}, "paper": {...}} for the preset in use (threads, mem_mb,
     runtime in minutes, gpu_mem_mb); mem_mb and runtime grow with the attempt.
     ``gpu``: whether the jobs need a GPU (default: the paper preset).
-    ``tables``: for a single run with no gather (one point, ``gathers={}``): the names of the
-    plot-ready tables it returns, written straight to results/data/<paper>/<table>.{csv,json};
-    ``{table: [figures]}``.
+    ``tables``: for a single run with no gather (one point, ``gathers={}``) returning several
+    plot-ready tables: ``{table: [figures]}``; each table is gathered unchanged
+    (``run_tables.gather_run_table``) to results/data/<paper>/<table>.{csv,json}.
     ``gpu_figures``: whether the figures belong to the ``gpu_figures`` target (else
     ``cpu_figures``).
-    ``batch``: a point key (e.g. ``"lr"``) whose values one job runs in turn: one job per
-    combination of the other keys, sharing one process's start-up (imports, data, tokenizer,
-    model class), for short runs where that start-up is a large share of the job (quick preset).
-    None: one job per point, which a cluster runs in parallel.  The run files, resume checkpoints
-    and gathers are the same either way.
+    ``batch``: a point key (e.g. ``"lr"``) whose values one `train` job runs in turn: one job
+    (batch) per combination of the other keys, sharing one process's start-up (imports, data,
+    tokenizer, model class), for short runs where that start-up is a large share of the job
+    (quick preset).  None: one job per point, which a cluster runs in parallel.  The rule, run
+    files, resume checkpoints and gathers are the same either way.
     """
     keys = list(points[0])
-    types = {k: type(points[0][k]) for k in keys}
-    pattern = "_".join(f"{k}{{{k}}}" for k in keys)
     if tables:
         assert (
             len(points) == 1 and not gathers
         ), "a sweep with tables is one run, no gather"
-        outputs = {}
-        for t in tables:
-            outputs[t], outputs[f"{t}_meta"] = data_files(paper, t)
-    else:
-        outputs = dict(
-            csv=f"{RESULTS}/data/{paper}/{name}/{pattern}.csv",
-            meta=f"{RESULTS}/data/{paper}/{name}/{pattern}.json",
-        )
+        # each table is gathered, unchanged, from the run file <point>_<table>.csv
+        label = point_label(points[0])
+        gathers = {
+            t: dict(
+                func="run_tables.gather_run_table",
+                runs=[f"{label}_{t}"],
+                figures=figs,
+            )
+            for t, figs in tables.items()
+        }
     gpu = SCALE == "paper" if gpu is None else gpu
     res = dict(threads=1, mem_mb=2000, runtime=20)
     res.update((resources or {}).get(SCALE, {}))
-    groups = {}
-    if batch is not None:
-        assert (
-            not tables and batch in keys
-        ), "batch names a point key of a gathered sweep"
-        for p in points:
+    # batches: label -> points, one `train` job each (its folder's name)
+    batches = {}
+    for p in points:
+        if batch is None:
+            label = point_label(p)
+        else:
+            assert (
+                not tables and batch in keys
+            ), "batch names a point key of a gathered sweep"
             rest = {k: v for k, v in p.items() if k != batch}
-            # the group's label names its rule: letters, digits and _ only (0.3 -> 0p3)
-            label = (point_label(rest) or "all").replace(".", "p").replace("-", "m")
-            groups.setdefault(label, []).append(p)
-    constraints = {
-        k: _WILDCARD_RE.get(t) or "|".join(sorted({str(p[k]) for p in points}))
-        for k, t in types.items()
-    }
+            label = point_label(rest) or "all"
+        batches.setdefault(label, []).append(p)
+    batch_of = {point_label(p): b for b, ps in batches.items() for p in ps}
     SWEEPS[(paper, name)] = dict(
         points=[dict(p) for p in points],
-        keys=keys,
-        types=types,
-        pattern=pattern,
         func=func,
         settings=settings,
         code=experiment_code(func, "scripts/train.py"),
         inputs=dict(inputs or {}),
         resources=res,
         gpu=gpu,
-        constraints=constraints,
         gathers={},
-        outputs=outputs,
-        # a run's file stem: the wildcard pattern, or the fixed label of a one-run sweep
-        stem=point_label(points[0]) if tables else pattern,
-        single=dict(points[0]) if tables else None,
-        tables=list(tables or []),
-        batch=batch,
-        groups=groups,
+        batches=batches,
     )
-    for t, figs in (tables or {}).items():
-        for fig in figs:
-            register_figure(paper, fig, data_files(paper, t), gpu=gpu_figures)
     for group, g in gathers.items():
         chosen = points if g.get("points") is None else g["points"]
+        # the run files gathered, in order (file stems), and the batch folders holding them
+        runs = g.get("runs") or [point_label(p) for p in chosen]
+        folders = [batch_of[point_label(p)] for p in chosen]
         SWEEPS[(paper, name)]["gathers"][group] = dict(
-            parts=[
-                f"{RESULTS}/data/{paper}/{name}/{point_label(p)}.csv" for p in chosen
+            batches=[
+                f"{RESULTS}/data/{paper}/{name}/{b}" for b in dict.fromkeys(folders)
             ],
+            runs=runs,
             func=g["func"],
             settings=g.get("settings", {}),
-            code=experiment_code(g["func"]),
+            code=experiment_code(g["func"], "scripts/gather.py"),
         )
         for fig in g["figures"]:
             register_figure(paper, fig, data_files(paper, group), gpu=gpu_figures)
@@ -185,44 +173,38 @@ def point_settings(sweep, point):
     return with_control(dict(sweep["settings"], **point))
 
 
-def run_params(paper, name, point, suffix=""):
-    """What scripts/train.py needs of one run: its settings, its undeclared resume state under
-    results/scratch/ (Snakemake deletes declared outputs before a job starts; a killed run resumes
-    from there), and the suffix of its output names (``csv0``, ``meta0``, ... in a batched job).
-    """
+def run_params(paper, name, point):
+    """What scripts/train.py needs of one run: its settings, the stem of its files in the batch's
+    folder, and its undeclared resume state under results/scratch/ (Snakemake deletes declared
+    outputs before a job starts; a killed run resumes from there, and a finished run of a killed
+    batch keeps its tables in ``finished``)."""
     sweep = SWEEPS[(paper, name)]
-    folder = f"{RESULTS}/scratch/{paper}_{name}_train/{SCALE}/{point_label(point)}"
+    label = point_label(point)
+    folder = f"{RESULTS}/scratch/{paper}_{name}_train/{SCALE}/{label}"
     return {  # (a dict literal: `checkpoint` opening a line is a Snakemake keyword)
         "settings": point_settings(sweep, point),
+        "label": label,
         "checkpoint": f"{folder}/checkpoint.pt",
         "metrics_log": f"{folder}/metrics.jsonl",
         "finished": f"{folder}/finished",
-        "suffix": suffix,
     }
 
 
-def sweep_runs(paper, name):
-    """The ``runs`` params function of a one-job-per-point training rule: a list of the one run
-    its wildcards name (a function of the wildcards only, since Snakemake's params trigger ignores
-    those derived from input/output/threads/resources)."""
-    sweep = SWEEPS[(paper, name)]
-
-    def runs(wildcards):
-        if sweep["tables"]:  # one run: its point is fixed, no wildcards
-            point = sweep["single"]
-        else:
-            point = {k: sweep["types"][k](wildcards[k]) for k in sweep["keys"]}
-        return [run_params(paper, name, point)]
-
-    return runs
+def _batch(wildcards):
+    """The points of the `train` job ``wildcards`` name (paper, sweep, batch)."""
+    return SWEEPS[(wildcards.paper, wildcards.sweep)]["batches"][wildcards.batch]
 
 
-def batch_outputs(paper, name, points):
-    """Named outputs of a batched training job: ``csv<i>``/``meta<i>``, the run files of its
-    points (the same files a one-job-per-point rule writes, so gathers do not change).
-    """
-    out = {}
-    for i, p in enumerate(points):
-        stem = f"{RESULTS}/data/{paper}/{name}/{point_label(p)}"
-        out[f"csv{i}"], out[f"meta{i}"] = f"{stem}.csv", f"{stem}.json"
-    return out
+def train_resource(key, default=0, per_attempt=False, per_run=False):
+    """A `train` job's resource from its sweep's ``resources``: × the attempt (mem_mb, runtime:
+    retries get more) and × the number of runs in the batch (runtime)."""
+
+    def value(wildcards, attempt):
+        v = SWEEPS[(wildcards.paper, wildcards.sweep)]["resources"].get(key, default)
+        return (
+            v
+            * (attempt if per_attempt else 1)
+            * (len(_batch(wildcards)) if per_run else 1)
+        )
+
+    return value

@@ -1,10 +1,13 @@
-# The deep-learning rules, each written once with wildcards where a pattern can express them:
-# `train` (one job per run), `gather`, `precomputed`, and the rules made per entry (quick-preset
-# batches, `maxmargin_vit_train`, hub downloads).  They read the figure table and the derived
-# tables of figures.smk (TRAIN_RUNS, GATHERS, PRECOMPUTED_GROUPS); see its header.
+# The deep-learning rules, each written once with wildcards: `train` (one job per batch of runs),
+# `gather`, `precomputed`; and one rule per hub download.  They read the figure table and the
+# derived tables of figures.smk (TRAIN_BATCHES, GATHERS, PRECOMPUTED_GROUPS); see its header.
 
 
-# --- training: one job per run -------------------------------------------------------------------
+# --- training: one job per batch of runs -----------------------------------------------------------
+# A batch is one point of a sweep (paper preset: one GPU job per run), or with register_sweep(batch=)
+# a group of points run in turn by one process (quick preset: the start-up is shared).  Its output
+# is a folder holding its runs' files, <point>.{csv,json} (<point>_<table> for a run returning
+# several tables); a finished run of a killed batch keeps its tables under results/scratch/.
 
 
 rule train:
@@ -15,88 +18,32 @@ rule train:
             )
         ),
     output:
-        csv=RESULTS + "/data/{paper}/{sweep}/{point}.csv",
-        meta=RESULTS + "/data/{paper}/{sweep}/{point}.json",
+        runs=directory(RESULTS + "/data/{paper}/{sweep}/{batch}"),
     log:
-        RESULTS + "/logs/{paper}_{sweep}_train/{point}.log",
+        RESULTS + "/logs/{paper}_{sweep}_train/{batch}.log",
     benchmark:
-        RESULTS + "/benchmarks/{paper}_{sweep}_train/{point}.tsv"
+        RESULTS + "/benchmarks/{paper}_{sweep}_train/{batch}.tsv"
     wildcard_constraints:
-        sweep=one_of(by_paper(TRAIN_RUNS)),
-        point=one_of({f"{p}/{s}/": list(runs) for (p, s), runs in TRAIN_RUNS.items()}),
+        sweep=one_of(by_paper(TRAIN_BATCHES)),
+        batch=one_of({f"{p}/{s}/": list(b) for (p, s), b in TRAIN_BATCHES.items()}),
     conda:
         "../../environment.yml"
     threads: lambda wildcards: _sweep(wildcards)["resources"]["threads"]
     resources:
         gpu=lambda wildcards: 1 if _sweep(wildcards)["gpu"] else 0,
-        gpu_mem_mb=_train_resource("gpu_mem_mb"),
-        cpus_per_gpu=_train_resource("cpus_per_gpu"),
-        mem_mb=_train_resource("mem_mb", per_attempt=True),
-        runtime=_train_resource("runtime", per_attempt=True),
+        gpu_mem_mb=train_resource("gpu_mem_mb"),
+        cpus_per_gpu=train_resource("cpus_per_gpu"),
+        mem_mb=train_resource("mem_mb", per_attempt=True),
+        runtime=train_resource("runtime", per_attempt=True, per_run=True),
     params:
         func=lambda wildcards: _sweep(wildcards)["func"],
         runs=lambda wildcards: [
-            run_params(
-                wildcards.paper,
-                wildcards.sweep,
-                TRAIN_RUNS[(wildcards.paper, wildcards.sweep)][wildcards.point],
-            )
+            run_params(wildcards.paper, wildcards.sweep, p) for p in _batch(wildcards)
         ],
         preset=SCALE,
         accelerator=config["accelerator"],
     script:
         "../../scripts/train.py"
-
-
-# Training shapes one pattern cannot express (a rule's outputs are fixed in number): a quick-preset
-# batch of runs in one process (register_sweep(batch=...)), and one run writing plot-ready tables.
-for (_paper, _name), _s in _TRAINED.items():
-    _r = _s["resources"]
-    if _s["tables"]:
-        _jobs = {"": [_s["single"]]}
-    else:
-        _jobs = {f"_{label}": points for label, points in _s["groups"].items()}
-    for _suffix, _points in _jobs.items():
-
-        rule:
-            name:
-                f"{_paper}_{_name}_train{_suffix}"
-            input:
-                **_s["inputs"],
-                code=_s["code"],
-            output:
-                **(
-                    _s["outputs"]
-                    if _s["tables"]
-                    else batch_outputs(_paper, _name, _points)
-                ),
-            log:
-                f"{RESULTS}/logs/{_paper}_{_name}_train/{_suffix[1:] or _s['stem']}.log",
-            benchmark:
-                f"{RESULTS}/benchmarks/{_paper}_{_name}_train/{_suffix[1:] or _s['stem']}.tsv"
-            conda:
-                "../../environment.yml"
-            threads: _r["threads"]
-            resources:
-                gpu=1 if _s["gpu"] else 0,
-                gpu_mem_mb=_r.get("gpu_mem_mb", 0),
-                cpus_per_gpu=_r.get("cpus_per_gpu", 0),
-                mem_mb=grows_with_attempt(_r["mem_mb"]),
-                runtime=grows_with_attempt(_r["runtime"] * len(_points)),
-            params:
-                func=_s["func"],
-                runs=(
-                    [run_params(_paper, _name, _points[0])]
-                    if _s["tables"]
-                    else [
-                        run_params(_paper, _name, _p, str(_i))
-                        for _i, _p in enumerate(_points)
-                    ]
-                ),
-                preset=SCALE,
-                accelerator=config["accelerator"],
-            script:
-                "../../scripts/train.py"
 
 
 # --- gathers and precomputed copies ----------------------------------------------------------------
@@ -105,7 +52,7 @@ for (_paper, _name), _s in _TRAINED.items():
 rule gather:
     input:
         code=lambda wildcards: _gather(wildcards)["code"],
-        parts=lambda wildcards: _gather(wildcards)["parts"],
+        batches=lambda wildcards: _gather(wildcards)["batches"],
     output:
         csv=RESULTS + "/data/{paper}/{group}.csv",
         meta=RESULTS + "/data/{paper}/{group}.json",
@@ -120,10 +67,12 @@ rule gather:
         "../../environment.yml"
     params:
         func=lambda wildcards: _gather(wildcards)["func"],
+        # the file stems of the runs gathered, in order (found in the batches' folders)
+        runs=lambda wildcards: _gather(wildcards)["runs"],
         settings=lambda wildcards: with_control(_gather(wildcards)["settings"]),
         preset=SCALE,
     script:
-        "../../scripts/compute.py"
+        "../../scripts/gather.py"
 
 
 rule precomputed:
