@@ -452,3 +452,13 @@ def schema_problem(value, schema: dict, path: str = "") -> str | None:
                  f"  given: {error.instance!r}"[:240]]  # fmt: skip
     lines.append("  (nested settings are easiest in a --configfile YAML file; see README, Presets)")
     return "\n".join(lines)
+
+
+def sweep_keys(schema: dict, block: str) -> set[str]:
+    """The keys of the settings block ``block`` of a paper's ``schema`` that span its training
+    sweep (marked ``x-sweep: true``: a grid, the seeds, a gather's threshold).  A run is given its
+    point instead, so they are left out of its settings (a ``$ref`` block is followed)."""
+    sub = schema["properties"][block]
+    if "$ref" in sub:
+        sub = schema["$defs"][sub["$ref"].rsplit("/", 1)[-1]]
+    return {k for k, v in sub["properties"].items() if v.get("x-sweep")}

@@ -8,7 +8,12 @@ import yaml
 from snakemake.utils import validate
 
 from attnbias.closure import code_closure, script_closure
-from attnbias.workflow import ConfigTypeError, coerce_to_schema, schema_problem
+from attnbias.workflow import (
+    ConfigTypeError,
+    coerce_to_schema,
+    schema_problem,
+    sweep_keys,
+)
 
 PAPERS = {
     "maxmargin": "1 – Max-margin token selection (Tarzanagh et al. 2023)",
@@ -65,6 +70,16 @@ for _paper in PAPERS:
         checked(config[_paper], _schema, _paper)
 
 SCALE = config["scale"]
+
+
+def run_settings(paper, block):
+    """A training run's ``settings``: ``config[paper][block]`` without the keys that span the
+    sweep (``x-sweep: true`` in the schema), whose value a run gets as its point instead; so
+    adding a seed or a grid value reruns no finished run."""
+    schema = yaml.safe_load((_SCHEMAS / f"{paper}.schema.yaml").read_text())
+    drop = sweep_keys(schema, block)
+    return {k: v for k, v in config[paper][block].items() if k not in drop}
+
 
 # `--config control=null` arrives as YAML null: both spell the negative control.
 CONTROL = "null" if config["control"] is None else config["control"]
