@@ -3,6 +3,7 @@
 
 from .style import (
     METHOD_COLORS,
+    docstring_caption,
     mark_control,
     new_figure,
     render_caption,
@@ -14,6 +15,7 @@ __all__ = [
     "METHOD_COLORS",
     "mark_control",
     "new_figure",
+    "docstring_caption",
     "render_caption",
     "save_figure",
     "stand_in_title",
