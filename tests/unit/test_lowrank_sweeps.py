@@ -401,7 +401,8 @@ def test_gather_and_table1_files(tmp_path):
             meta.update(
                 corpus={"name": "tweets", "stand_in": "tweets"},
                 model={"d_head": 8},
-                optimizer={"steps": 10},
+                optimizer={"name": "AdamW"},
+                settings={"source": None, "tokenizer": "char", "steps": 10},
                 columns=cols,
             )
             path = tmp_path / f"sa{sa:g}_seed{seed}.csv"

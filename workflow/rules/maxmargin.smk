@@ -32,7 +32,7 @@ register_sweep(
     points=[{"seed": _VIT["seed"]}],
     func="maxmargin.train_vit",
     # the run's typed settings (ViTSettings), its seed included
-    settings=lambda point: {"settings": _VIT},
+    settings=lambda point, s=_VIT: {"settings": s},
     gathers={},
     tables={"fig6": ["fig6"], "fig7": ["fig7"]},
     inputs=(
