@@ -109,18 +109,17 @@ rule check:
         "../../scripts/check.py"
 
 
-def figure_caption(wildcards):
-    """The figure's caption file, if it has one; else none (the plot job takes the first paragraph
-    of its plotting function's docstring)."""
-    path = f"workflow/report/{wildcards.paper}_{wildcards.fig}.rst"
-    return [path] if (Path(workflow.basedir) / path).exists() else []
-
-
 rule plot:
     input:
         data=figure_data,
         claims="results/claims/{paper}/{fig}.json",
-        caption=figure_caption,
+        # the caption file, if the figure has one; else none (the plot job takes the first
+        # paragraph of its plotting function's docstring)
+        caption=lambda wildcards: [
+            p
+            for p in [f"workflow/report/{wildcards.paper}_{wildcards.fig}.rst"]
+            if (Path(workflow.basedir) / p).exists()
+        ],
         code=lambda wildcards: PLOT_CODE[(wildcards.paper, wildcards.fig)],
     output:
         pdf="results/figures/{paper}/{fig}.pdf",
