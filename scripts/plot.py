@@ -14,7 +14,7 @@ with rule_logging(snakemake) as log:  # noqa: F821
         mark_control(fig, resolve("attnbias.plotting", f"{p.paper}.CONTROL_NOTES")[p.figure])
     save_figure(fig, out.pdf, out.png)
     # the caption file, or (none written) the first paragraph of the plotting function's docstring
-    template = inp.caption if len(inp.caption) else None
+    template = next(iter(inp.caption), None)  # a list of none or one file
     text = None if template else docstring_caption(figure_function("plotting", p.paper, p.figure))
     render_caption(template, claims, next(iter(data.values()))[1], out.caption, text=text)
     log.info("wrote %s, %s and %s", out.pdf, out.png, out.caption)
