@@ -1,8 +1,15 @@
-"""Plot rule entry point: draw a figure from plot-ready data only, and write its report caption."""
+"""Plot rule entry point: draw a figure from plot-ready data only, and write its report caption
+(``workflow/report/<paper>_<fig>.rst``, or else the plotting function's docstring)."""
 
 from attnbias.claims import MEASUREMENT_ERRORS, is_not_measurable, read_claims
-from attnbias.plotting import mark_control, not_measurable_figure, render_caption, save_figure
-from attnbias.workflow import call_figure, figure_data, resolve, rule_logging
+from attnbias.plotting import (
+    docstring_caption,
+    mark_control,
+    not_measurable_figure,
+    render_caption,
+    save_figure,
+)
+from attnbias.workflow import call_figure, figure_data, figure_function, resolve, rule_logging
 
 with rule_logging(snakemake) as log:  # noqa: F821
     p, inp, out = snakemake.params, snakemake.input, snakemake.output  # noqa: F821
@@ -18,5 +25,8 @@ with rule_logging(snakemake) as log:  # noqa: F821
     if claims.get("control", "none") != "none":
         mark_control(fig, resolve("attnbias.plotting", f"{p.paper}.CONTROL_NOTES")[p.figure])
     save_figure(fig, out.pdf, out.png)
-    render_caption(inp.caption, claims, next(iter(data.values()))[1], out.caption)
+    # the caption file, or (none written) the first paragraph of the plotting function's docstring
+    template = next(iter(inp.caption), None)  # a list of none or one file
+    text = None if template else docstring_caption(figure_function("plotting", p.paper, p.figure))
+    render_caption(template, claims, next(iter(data.values()))[1], out.caption, text=text)
     log.info("wrote %s, %s and %s", out.pdf, out.png, out.caption)

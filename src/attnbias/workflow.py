@@ -150,35 +150,6 @@ def is_seed_key(key: str) -> bool:
     return key.startswith("seed") or key.endswith("_seed")
 
 
-def results_root(scale: str, control: str, seed: int) -> str:
-    """The folder a run writes its data, figures, claims, logs and checkpoints to.
-
-    The default run (quick preset, no control, no seed shift) keeps ``results/``; every other
-    combination has its own sub-folder, so switching presets, the negative control or the seed and
-    switching back recomputes nothing (the hub downloads, ``results/downloads/``, are shared).
-
-    Parameters
-    ----------
-    scale : str
-        The preset (``"quick"``, ``"paper"``).
-    control : str
-        The negative control (``"none"``, ``"null"``).
-    seed : int
-        The shift added to every random seed (``--config seed=N``); 0 is the default draw.
-
-    Returns
-    -------
-    str
-        ``results`` or ``results/<scale>/control-<control>/seed-<N>``, with only the parts that
-        differ from the default, e.g. ``results/paper``, ``results/control-null``,
-        ``results/seed-1``, ``results/paper/seed-2``.
-    """
-    parts = [scale] if scale != "quick" else []
-    parts += [f"control-{control}"] if control != "none" else []
-    parts += [f"seed-{seed}"] if seed else []
-    return "/".join(["results", *parts])
-
-
 def shift_seeds(settings, shift: int):
     """``settings`` with every random seed (see :func:`is_seed_key`; integers or lists of
     integers, at any depth) increased by ``shift``: the ``--config seed=N`` switch, which reruns
@@ -392,70 +363,6 @@ def order_like(value, reference):
     return {k: order_like(value[k], ref.get(k)) for k in keys}
 
 
-def stale_products(edges, root=".") -> list[str]:
-    """Outputs that exist although a file they were made from is gone.
-
-    Snakemake treats a missing intermediate file like a ``temp()`` file: if everything downstream
-    of it exists, nothing reruns.  So an interrupted forced recompute (its declared outputs are
-    deleted when the job starts and when it is killed) left the old figures and claims looking
-    current with their data gone.  The workflow forces the outputs listed here, so the next plain
-    run rebuilds the missing data and everything made from it, and a dry run says so.
-
-    Parameters
-    ----------
-    edges : iterable of (inputs, outputs)
-        Each job's data inputs and its products, as paths relative to ``root`` (e.g. a figure's
-        plot-ready CSVs and its PDF, PNG and claim file).
-    root : str or Path
-        The working directory the paths are relative to.
-
-    Returns
-    -------
-    list of str
-        The existing outputs of every edge with a missing input, sorted; empty when every
-        product's inputs are present, or when nothing downstream was ever made.
-    """
-    root = Path(root)
-    stale = set()
-    for inputs, outputs in edges:
-        made = [o for o in outputs if (root / o).exists()]
-        if made and not all((root / i).exists() for i in inputs):
-            stale.update(made)
-    return sorted(stale)
-
-
-def set_aside_stale(edges, root=".", dest="results/stale") -> list[str]:
-    """Move every product whose data is gone (:func:`stale_products`) under ``dest``, keeping its
-    path: it is no longer shown as current, nothing is deleted, and Snakemake, seeing it missing,
-    rebuilds the data and everything made from it (a dry run lists those jobs).  Repeated until
-    nothing more is stale, so a claims summary whose claim file was set aside follows it.
-
-    Parameters
-    ----------
-    edges : list of (inputs, outputs)
-        As for :func:`stale_products`.
-    root : str or Path
-        The working directory the paths are relative to.
-    dest : str
-        Folder (relative to ``root``) that receives the set-aside products; a product already there
-        from an earlier interruption is replaced.
-
-    Returns
-    -------
-    list of str
-        The products moved, relative to ``root``.
-    """
-    root = Path(root)
-    moved: list[str] = []
-    while stale := stale_products(edges, root):
-        for rel in stale:
-            target = root / dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(root / rel, target)
-            moved.append(rel)
-    return moved
-
-
 def schema_problem(value, schema: dict, path: str = "") -> str | None:
     """A short account of why ``value`` fails ``schema``, or None when it is valid.
 
@@ -499,3 +406,13 @@ def schema_problem(value, schema: dict, path: str = "") -> str | None:
                  f"  given: {error.instance!r}"[:240]]  # fmt: skip
     lines.append("  (nested settings are easiest in a --configfile YAML file; see README, Presets)")
     return "\n".join(lines)
+
+
+def sweep_keys(schema: dict, block: str) -> set[str]:
+    """The keys of the settings block ``block`` of a paper's ``schema`` that span its training
+    sweep (marked ``x-sweep: true``: a grid, the seeds, a gather's threshold).  A run is given its
+    point instead, so they are left out of its settings (a ``$ref`` block is followed)."""
+    sub = schema["properties"][block]
+    if "$ref" in sub:
+        sub = schema["$defs"][sub["$ref"].rsplit("/", 1)[-1]]
+    return {k for k, v in sub["properties"].items() if v.get("x-sweep")}

@@ -109,9 +109,14 @@ def test_mnist_digits_zero_and_one(hub):
     assert 0.0 <= x_tr.min() and x_tr.max() <= 1.0 and x_tr.max() > 0.9  # the drawn digit
     E = np.random.default_rng(0).normal(size=(49, 8))
     assert patch_tokens(x_tr, 7, E).shape == (20, 17, 8)  # the paper's 7×7 patches
-    from attnbias.experiments.fastrates import compute_fig6
+    from attnbias.experiments.fastrates.mnist import MnistSettings, compute_fig6
 
-    df, meta = compute_fig6("mnist", 7, 64, 0.1, 20, pos_scale=1.0, source=hub["ylecun/mnist"])
+    settings = MnistSettings(
+        dataset="mnist", source=hub["ylecun/mnist"], patch=7, embed_dim=64, pos_scale=1.0, lr=0.1,
+        polyak_lr=1.0, polyak_cap=None, steps=20, per_decade=40, proj_seed=0, data_seed=0,
+        test_fraction=0.2,
+    )  # fmt: skip
+    df, meta = compute_fig6(settings)
     assert (meta["n_train"], meta["n_test"], meta["T"], meta["d"]) == (20, 10, 17, 64)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from tiny_runs import fig6_run
 
 from attnbias.claims import fastrates as fastrates_claims
 from attnbias.claims.fastrates import (
@@ -15,7 +16,7 @@ from attnbias.claims.fastrates import (
     train_loss_auc,
 )
 from attnbias.data.digits import patch_tokens
-from attnbias.experiments.fastrates import compute_fig6, gather_dl, select_runs
+from attnbias.experiments.fastrates import gather_dl, select_runs
 from attnbias.experiments.fastrates.runs import DL_COLUMNS
 from attnbias.io import save_data
 
@@ -257,7 +258,7 @@ def test_patch_tokens_layout():
 
 
 def test_fig6_quick_claims_hold_and_runs_are_float64():
-    df, meta = compute_fig6("digits", 2, 32, 0.1, 1000, pos_scale=1.0, polyak_cap=100.0)
+    df, meta = fig6_run("digits", 2, 32, 0.1, 1000, pos_scale=1.0, polyak_cap=100.0)
     assert (meta["n_train"], meta["n_test"], meta["T"], meta["d"]) == (288, 72, 17, 32)
     first = df[df.t == 0]
     assert np.allclose(first.loss, np.log(2.0)) and (first.norm_W == 0).all()  # Φ = 0 at (W, u) = 0
@@ -268,7 +269,7 @@ def test_fig6_quick_claims_hold_and_runs_are_float64():
     )  # ≥ 10× lower loss than GD
     assert log_loss_auc(df, "gd") > log_loss_auc(df, "ngd")
     # without position embeddings the bag of 2×2 patches is not separable and PS (L* = 0) fails
-    bag, bmeta = compute_fig6("digits", 2, 32, 0.1, 300, pos_scale=0.0, polyak_cap=None)
+    bag, bmeta = fig6_run("digits", 2, 32, 0.1, 300, pos_scale=0.0, polyak_cap=None)
     assert df[(df.method == "ngd") & (df.t == 1000)].train_acc.iloc[0] == 1.0
     assert bag[(bag.method == "ngd") & (bag.t == 300)].train_acc.iloc[0] < 0.95
     assert not {c.id: c for c in fastrates_claims.fig6((bag, bmeta))}["final_polyak"].passed

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tiny_runs import fig6_run, image_run
 
 from attnbias.claims import fastrates as fastrates_claims
-from attnbias.experiments.fastrates import compute_fig6, gather_dl, train_image
+from attnbias.experiments.fastrates import gather_dl
 from attnbias.experiments.fastrates.runs import optimizer_config
 from attnbias.io import save_data
 
@@ -42,10 +43,10 @@ def test_control_setup_is_plain_sgd_at_the_slot_grid_value():
 
 def _vit(optimizer, control, opt_settings):
     torch.set_num_threads(1)
-    return train_image(
+    return image_run(
         figure="fig7", dataset="digits", image_size=8, patch_size=4, hidden=16, layers=1, heads=2,
         mlp=32, dropout=0.0, batch_size=128, epochs=1, select_at=None, n_val=100,
-        optimizer=optimizer, lr=0.05, opt_settings=opt_settings, probe_steps=2,
+        opt=optimizer, lr=0.05, opt_settings=opt_settings, probe_steps=2,
         accelerator="cpu", control=control,
     )["csv"]  # fmt: skip
 
@@ -81,7 +82,7 @@ FIG6 = dict(
 
 
 def test_fig6_control_is_gd_and_its_paper_claims_fail():
-    df, meta = compute_fig6(**FIG6, control="null")
+    df, meta = fig6_run(**FIG6, control="null")
     assert meta["control"] == "null" and set(meta["engine_methods"].values()) == {"gd"}
     gd, ngd = (df[df.method == m].reset_index(drop=True) for m in ("gd", "ngd"))
     pd.testing.assert_frame_equal(gd.drop(columns="method"), ngd.drop(columns="method"))
@@ -96,7 +97,7 @@ def test_fig6_control_is_gd_and_its_paper_claims_fail():
 
 
 def test_fig6_default_grid_claims_pass():
-    df, meta = compute_fig6(**FIG6)
+    df, meta = fig6_run(**FIG6)
     claims = {c.id: c for c in fastrates_claims.fig6((df, meta))}
     assert all(c.passed for c in claims.values()), claims
     assert meta["control"] == "none" and "lr_interior" in claims

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiny_runs import fig6_run, image_run
 
 from attnbias.data.hub import DatasetUnavailable
 from attnbias.data.text import (
@@ -169,13 +170,11 @@ def test_hub_datasets_fail_offline_with_instructions(monkeypatch, call, names):
 
 
 def test_mnist_fails_offline_with_instructions(monkeypatch):
-    from attnbias.experiments.fastrates import compute_fig6
-
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     with pytest.raises(
         DatasetUnavailable, match=r"(?s)ylecun/mnist.*fastrates_download_mnist.*scale=quick"
     ):
-        compute_fig6("mnist", 7, 64, 0.1, 10)
+        fig6_run("mnist", 7, 64, 0.1, 10)
 
 
 def test_hub_model_fails_offline_with_instructions(monkeypatch):
@@ -247,12 +246,10 @@ def _write_hub_images(root, split_sizes, size, mode, column, n_classes=10, seed=
 
 
 def test_fig6_reads_mnist_zeros_and_ones_from_the_hub_layout(tmp_path):
-    from attnbias.experiments.fastrates import compute_fig6
-
     src = _write_hub_images(
         tmp_path / "mnist_tiny" / "mnist", {"train": 40, "test": 20}, 28, "L", "image"
     )
-    df, meta = compute_fig6(
+    df, meta = fig6_run(
         "mnist", 7, 16, 0.1, 20, pos_scale=1.0, polyak_cap=100.0, source=str(src)
     )
     assert (meta["n_train"], meta["n_test"], meta["T"], meta["d"]) == (
@@ -266,12 +263,10 @@ def test_fig6_reads_mnist_zeros_and_ones_from_the_hub_layout(tmp_path):
 
 
 def test_fig7_trains_on_cifar10_in_the_hub_layout(tmp_path):
-    from attnbias.experiments.fastrates import train_image
-
     src = _write_hub_images(
         tmp_path / "cifar_tiny" / "plain_text", {"train": 24, "test": 10}, 32, "RGB", "img"
     )
-    df, meta = train_image(
+    df, meta = image_run(
         figure="fig7",
         dataset="cifar10",
         source=str(src),
@@ -286,7 +281,7 @@ def test_fig7_trains_on_cifar10_in_the_hub_layout(tmp_path):
         epochs=1,
         select_at=None,
         n_val=8,
-        optimizer="sps",
+        opt="sps",
         lr=0.1,
         opt_settings={"c": 0.5},
         augment_pad=4,

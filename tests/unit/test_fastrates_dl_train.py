@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from tiny_runs import image_run, text_run
 
-from attnbias.experiments.fastrates import train_image, train_text
 from attnbias.experiments.fastrates.runs import optimizer_config
 from attnbias.models.sequence import build_bert, forward_logits
 from attnbias.train import TrainConfig, fit, sgd_probe_norms
@@ -203,12 +203,12 @@ def _text_run(model, tmp_path, **kw):
     args = dict(
         figure="fig1", dataset="tweets_sentiment", model=model, max_length=32, batch_size=8,
         steps=8, log_every=2, eval_every=4, select_at=4, n_train=64, n_val=16, n_test=24,
-        optimizer="sngd", lr=0.05, opt_settings={"match_sgd": True, "eps": 1e-8}, probe_steps=3,
+        opt="sngd", lr=0.05, opt_settings={"match_sgd": True, "eps": 1e-8}, probe_steps=3,
         ckpt_every=2, accelerator="cpu", checkpoint=tmp_path / "ckpt.pt",
         metrics_log=tmp_path / "metrics.jsonl",
     )  # fmt: skip
     args.update(kw)
-    return train_text(**args)["csv"]
+    return text_run(**args)["csv"]
 
 
 def test_train_text_end_to_end_and_resume(tiny_local_bert, tmp_path):
@@ -260,16 +260,16 @@ def test_killed_text_run_resumes_to_the_uninterrupted_result(
 
     monkeypatch.setattr(train_pkg, "fit", dying_fit)
     with pytest.raises(KeyboardInterrupt):
-        _text_run(tiny_local_bert, tmp_path, optimizer="sps", lr=0.5, opt_settings={"c": 0.5})
+        _text_run(tiny_local_bert, tmp_path, opt="sps", lr=0.5, opt_settings={"c": 0.5})
     assert (tmp_path / "ckpt.pt").exists()
     monkeypatch.setattr(train_pkg, "fit", real_fit)
     caplog.clear()
     resumed, _ = _text_run(
-        tiny_local_bert, tmp_path, optimizer="sps", lr=0.5, opt_settings={"c": 0.5}
+        tiny_local_bert, tmp_path, opt="sps", lr=0.5, opt_settings={"c": 0.5}
     )
     assert "resumed from" in caplog.text and "at epoch 2" in caplog.text
     fresh, _ = _text_run(
-        tiny_local_bert, tmp_path / "fresh", optimizer="sps", lr=0.5, opt_settings={"c": 0.5}
+        tiny_local_bert, tmp_path / "fresh", opt="sps", lr=0.5, opt_settings={"c": 0.5}
     )
     for col in ("train_loss", "test_loss", "val_loss"):
         np.testing.assert_allclose(
@@ -286,9 +286,9 @@ def test_train_text_rejects_misaligned_steps(tiny_local_bert, tmp_path):
 
 
 def test_train_image_digits_with_matched_sngd(tmp_path):
-    df, meta = train_image(
+    df, meta = image_run(
         figure="fig7", dataset="digits", image_size=8, patch_size=4, hidden=16, layers=1, heads=2,
-        mlp=32, dropout=0.0, batch_size=64, epochs=2, select_at=None, n_val=100, optimizer="sngd",
+        mlp=32, dropout=0.0, batch_size=64, epochs=2, select_at=None, n_val=100, opt="sngd",
         lr=0.05, opt_settings={"match_sgd": True}, probe_steps=2, accelerator="cpu",
     )["csv"]  # fmt: skip
     assert df.epoch.tolist() == [0, 1, 2] and df.step.tolist() == [

@@ -4,7 +4,8 @@ stems of its plot-ready CSVs) as named arguments; the plot and claim rules find 
 (``attnbias.workflow.call_figure``).
 
 ``FIGURES`` is checked against the workflow's own registry in
-``tests/workflow/test_figure_registry.py`` (a dry run), so it cannot drift from the rules."""
+``tests/workflow/test_figure_registry.py`` (a dry run), so it cannot drift from the rules; that
+test also checks the figures it does not list (a new figure need not be added here)."""
 
 import importlib
 import inspect

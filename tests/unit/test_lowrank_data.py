@@ -231,10 +231,7 @@ def test_imagenet_format_batches_are_deterministic_and_normalised(tmp_path):
 def test_vit_run_on_imagenet_format_data(tmp_path):
     torch.set_num_threads(1)
     root = _imagenet_dir(tmp_path / "imnet")
-    out = lr.train_vit_wd(
-        lam_attn=0.5,
-        lam_other=0.1,
-        seed=0,
+    settings = lr.VitSettings(
         dataset="imagenet",
         source=str(root),
         image_size=16,
@@ -244,14 +241,24 @@ def test_vit_run_on_imagenet_format_data(tmp_path):
         heads=2,
         mlp=32,
         batch_size=4,
+        grad_accum=1,
         epochs=2,
         lr=1e-3,
         betas=[0.9, 0.999],
         eps=1e-8,
+        schedule="constant",
+        warmup_steps=0,
+        final_lr_frac=0.0,
+        grad_clip=None,
         mixup=0.2,
+        lam_other=0.1,
+        data_seed=0,
+        test_fraction=0.2,
+        eval_limit=None,
         workers=2,
-        accelerator="cpu",
+        compile=False,
     )
+    out = lr.train_vit_wd(settings, attn=0.5, seed=0, accelerator="cpu")
     df, meta = out["run"]
     assert len(df) == 2 * 2 * 2 and meta["n_test"] == 6 and 0 <= meta["test_acc"] <= 1
     assert len(meta["history"]) == 2 and np.isfinite(meta["history"][-1]["train_loss"])

@@ -87,21 +87,24 @@ def test_attention_factors_reproduce_the_model_logits_and_outputs():
     np.testing.assert_array_equal(mets["pv"]["rank@0.001"], 16)  # random init: full head rank
 
 
+# the typed settings of a tiny recall run (the lowrank `fig2` block without its sweep keys)
 TINY = dict(
-    n_pairs=4,
-    n_keys=8,
-    n_values=8,
-    d_model=16,
-    n_heads=2,
-    n_layers=2,
-    batch=32,
-    steps=40,
-    lr=1e-2,
-    betas=[0.9, 0.999],
-    eps=1e-8,
-    log_every=10,
-    eval_samples=256,
-    spectra_at=[0],
+    settings=lr.RecallSettings(
+        n_pairs=4,
+        n_keys=8,
+        n_values=8,
+        d_model=16,
+        n_heads=2,
+        n_layers=2,
+        batch=32,
+        steps=40,
+        lr=1e-2,
+        betas=[0.9, 0.999],
+        eps=1e-8,
+        log_every=10,
+        eval_samples=256,
+        spectra_at=[0],
+    )
 )
 
 

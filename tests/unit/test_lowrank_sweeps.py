@@ -125,24 +125,38 @@ def test_decay_groups_follow_module_paths():
     assert g4["other"] == ["layer.0.intermediate.dense.weight", "layer.0.output.dense.weight"]
 
 
+# a run's keyword arguments: its typed settings (the lowrank `lm` block, tiny) and the device
 TINY_LM = dict(
-    corpus="tweets",
-    tokenizer="char",
-    n_layer=2,
-    n_head=2,
-    n_embd=16,
-    ctx=16,
-    batch_size=8,
-    steps=20,
-    steps_per_epoch=10,
-    lr=3e-3,
-    betas=[0.9, 0.95],
-    eps=1e-8,
-    warmup_steps=5,
-    final_lr_frac=0.1,
-    grad_clip=1.0,
-    val_windows=32,
-    single_pass=False,
+    settings=lr.LMSettings(
+        corpus="tweets",
+        source=None,
+        tokenizer="char",
+        train_split="train",
+        val_split="validation",
+        vocab_size=512,
+        min_count=50,
+        val_fraction=0.1,
+        train_tokens=None,
+        val_tokens=None,
+        n_layer=2,
+        n_head=2,
+        n_embd=16,
+        ctx=16,
+        batch_size=8,
+        grad_accum=1,
+        steps=20,
+        steps_per_epoch=10,
+        lr=3e-3,
+        betas=[0.9, 0.95],
+        eps=1e-8,
+        warmup_steps=5,
+        final_lr_frac=0.1,
+        grad_clip=1.0,
+        val_windows=32,
+        single_pass=False,
+        pad_vocab_to=1,
+        compile=False,
+    ),
     accelerator="cpu",
 )
 
@@ -150,10 +164,10 @@ TINY_LM = dict(
 def test_tiny_lm_run_is_deterministic_resumable_and_decays_attention(tmp_path):
     torch.set_num_threads(1)
     ckpt = tmp_path / "ck.pt"
-    a = lr.train_lm(lam_sa=0.0, lam_mlp=0.1, seed=0, checkpoint=ckpt, **TINY_LM)["run"]
-    b = lr.train_lm(lam_sa=0.0, lam_mlp=0.1, seed=0, **TINY_LM)["run"]
+    a = lr.train_lm(sa=0.0, mlp=0.1, seed=0, checkpoint=ckpt, **TINY_LM)["run"]
+    b = lr.train_lm(sa=0.0, mlp=0.1, seed=0, **TINY_LM)["run"]
     pd.testing.assert_frame_equal(a[0], b[0])
-    c = lr.train_lm(lam_sa=0.0, lam_mlp=0.1, seed=0, checkpoint=ckpt, **TINY_LM)[
+    c = lr.train_lm(sa=0.0, mlp=0.1, seed=0, checkpoint=ckpt, **TINY_LM)[
         "run"
     ]  # resumes at the end: no training
     pd.testing.assert_frame_equal(a[0], c[0])
@@ -173,7 +187,7 @@ def test_tiny_lm_run_is_deterministic_resumable_and_decays_attention(tmp_path):
     assert meta["history"][-1]["lr"] == pytest.approx(
         3e-3 * (0.1 + 0.45 * (1 + math.cos(math.pi * 14 / 15)))
     )
-    big = lr.train_lm(lam_sa=40.0, lam_mlp=0.1, seed=0, **TINY_LM)["run"][0]
+    big = lr.train_lm(sa=40.0, mlp=0.1, seed=0, **TINY_LM)["run"][0]
     # 20 steps of decoupled decay at lr·λ ≈ 0.07 shrink the attention factors (e^{-1.4}-ish)
     for product in ("kq", "pv"):
         r = (
@@ -183,28 +197,43 @@ def test_tiny_lm_run_is_deterministic_resumable_and_decays_attention(tmp_path):
         assert r < 0.6, (product, r)
 
 
+# a run's keyword arguments: its typed settings (the lowrank `vit` block, tiny), seed and device
 TINY_VIT = dict(
-    lam_other=0.1,
+    settings=lr.VitSettings(
+        dataset="digits",
+        source=None,
+        image_size=8,
+        patch_size=4,
+        hidden=16,
+        layers=2,
+        heads=2,
+        mlp=32,
+        batch_size=64,
+        grad_accum=1,
+        epochs=2,
+        lr=1e-3,
+        betas=[0.9, 0.999],
+        eps=1e-8,
+        schedule="constant",
+        warmup_steps=0,
+        final_lr_frac=0.0,
+        grad_clip=None,
+        mixup=0.0,
+        lam_other=0.1,
+        data_seed=0,
+        test_fraction=0.2,
+        eval_limit=None,
+        workers=8,
+        compile=False,
+    ),
     seed=0,
-    dataset="digits",
-    image_size=8,
-    patch_size=4,
-    hidden=16,
-    layers=2,
-    heads=2,
-    mlp=32,
-    batch_size=64,
-    epochs=2,
-    lr=1e-3,
-    betas=[0.9, 0.999],
-    eps=1e-8,
     accelerator="cpu",
 )
 
 
 def test_tiny_vit_run_on_digits():
     torch.set_num_threads(1)
-    df, meta = lr.train_vit_wd(lam_attn=1.0, **TINY_VIT)["run"]
+    df, meta = lr.train_vit_wd(attn=1.0, **TINY_VIT)["run"]
     assert len(df) == 2 * 2 * 2 and meta["n_test"] == 360 and 0.05 < meta["test_acc"] <= 1
     assert meta["model"]["tokens"] == 5 and df.test_acc.nunique() == 1
     assert (df.nuclear <= df.frob_bound * (1 + 1e-9)).all()
@@ -215,23 +244,23 @@ def test_control_null_trains_without_the_attention_decay():
     """The negative control: the swept decay (λ_SA, λ_attn) is 0 in training, the label is kept,
     the other decay is unchanged, and the run equals the λ = 0 run (same seed) bit for bit."""
     torch.set_num_threads(1)
-    zero = lr.train_lm(lam_sa=0.0, lam_mlp=0.1, seed=0, **TINY_LM)["run"]
-    ctl = lr.train_lm(lam_sa=40.0, lam_mlp=0.1, seed=0, control="null", **TINY_LM)["run"]
+    zero = lr.train_lm(sa=0.0, mlp=0.1, seed=0, **TINY_LM)["run"]
+    ctl = lr.train_lm(sa=40.0, mlp=0.1, seed=0, control="null", **TINY_LM)["run"]
     assert ctl[1]["control"] == "null" and ctl[1]["lam_sa"] == 40.0
     assert ctl[1]["lam_sa_used"] == 0.0 and ctl[1]["lam_mlp"] == 0.1
     assert (ctl[0].lam_sa == 40.0).all()
     pd.testing.assert_frame_equal(ctl[0].drop(columns="lam_sa"), zero[0].drop(columns="lam_sa"))
     # λ_MLP still acts under the control: a different λ_MLP gives different weights
-    other = lr.train_lm(lam_sa=40.0, lam_mlp=5.0, seed=0, control="null", **TINY_LM)["run"][0]
+    other = lr.train_lm(sa=40.0, mlp=5.0, seed=0, control="null", **TINY_LM)["run"][0]
     assert not np.allclose(other.frob_bound, ctl[0].frob_bound)
     with pytest.raises(ValueError, match="control"):
-        lr.train_lm(lam_sa=1.0, lam_mlp=0.1, seed=0, control="zero", **TINY_LM)
-    v0 = lr.train_vit_wd(lam_attn=0.0, **TINY_VIT)["run"]
-    vc = lr.train_vit_wd(lam_attn=10.0, control="null", **TINY_VIT)["run"]
+        lr.train_lm(sa=1.0, mlp=0.1, seed=0, control="zero", **TINY_LM)
+    v0 = lr.train_vit_wd(attn=0.0, **TINY_VIT)["run"]
+    vc = lr.train_vit_wd(attn=10.0, control="null", **TINY_VIT)["run"]
     assert vc[1]["lam_attn_used"] == 0.0 and vc[1]["control"] == "null"
     pd.testing.assert_frame_equal(vc[0].drop(columns="lam_attn"), v0[0].drop(columns="lam_attn"))
     with pytest.raises(ValueError, match="control"):
-        lr.train_vit_wd(lam_attn=1.0, control="nulll", **TINY_VIT)
+        lr.train_vit_wd(attn=1.0, control="nulll", **TINY_VIT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -372,7 +401,8 @@ def test_gather_and_table1_files(tmp_path):
             meta.update(
                 corpus={"name": "tweets", "stand_in": "tweets"},
                 model={"d_head": 8},
-                optimizer={"steps": 10},
+                optimizer={"name": "AdamW"},
+                settings={"source": None, "tokenizer": "char", "steps": 10},
                 columns=cols,
             )
             path = tmp_path / f"sa{sa:g}_seed{seed}.csv"

@@ -16,7 +16,9 @@ from attnbias.models.vit import (
     qk_parameters,
 )
 
+# the settings of a tiny run (the maxmargin `vit` block)
 TINY = dict(
+    cifar_source="uoft-cs/cifar10",
     dataset="digits",
     image_size=16,
     patch_size=4,
@@ -36,6 +38,7 @@ TINY = dict(
     map_classes=[0, 1],
     seed=0,
     zeta_snapshots=3,
+    compile=False,
 )
 
 
@@ -80,14 +83,15 @@ def test_one_pass_attention_matches_the_library_and_swaps_only_the_last_qk():
 @pytest.fixture(scope="module")
 def runs():
     torch.set_num_threads(1)
-    return {c: train_vit(**TINY, control=c) for c in ("none", "null")}
+    return {c: train_vit(TINY, control=c) for c in ("none", "null")}
 
 
 def test_control_keeps_wq_wk_at_init_and_trains_the_rest(runs):
     on, off = runs["null"], runs["none"]
     curves, meta = on["fig7"]
     assert meta["control"] == "null" and on["fig6"][1]["control"] == "null"
-    assert meta["frozen_qk_scalars"] == 2 * 2 * (16 * 16 + 16) and meta["zeta_snapshots"] == 3
+    assert meta["frozen_qk_scalars"] == 2 * 2 * (16 * 16 + 16)
+    assert meta["settings"]["zeta_snapshots"] == 3
     # ‖W_qᵀW_k‖ bit-identical at every epoch; ζ with the initial W_q, W_k is ζ itself
     assert np.ptp(curves.wnorm.to_numpy()) == 0.0
     np.testing.assert_array_equal(curves.zeta.to_numpy(), curves.zeta_qk0.to_numpy())
@@ -102,7 +106,7 @@ def test_control_keeps_wq_wk_at_init_and_trains_the_rest(runs):
 def test_zeta_is_the_mean_over_the_epochs_snapshots(runs):
     """With one snapshot ζ is the end-of-epoch value; with three it differs (two are taken
     mid-epoch), while the end-of-epoch quantities (‖W‖, accuracy) are the same run's."""
-    one = train_vit(**{**TINY, "zeta_snapshots": 1, "epochs": 1})["fig7"][0]
+    one = train_vit({**TINY, "zeta_snapshots": 1, "epochs": 1})["fig7"][0]
     three = runs["none"]["fig7"][0]
     assert one.zeta.iloc[0] == three.zeta.iloc[0]  # epoch 0: the untrained model, one value
     assert one.wnorm.iloc[1] == three.wnorm.iloc[1] and one.zeta.iloc[1] != three.zeta.iloc[1]
@@ -110,7 +114,7 @@ def test_zeta_is_the_mean_over_the_epochs_snapshots(runs):
 
 def test_unknown_control_is_refused():
     with pytest.raises(ValueError, match="unknown control"):
-        train_vit(**TINY, control="shuffle")
+        train_vit(TINY, control="shuffle")
 
 
 def _table(zeta, zeta_qk0, wnorm, probe_acc=0.8):
@@ -169,7 +173,7 @@ def test_control_never_resumes_from_the_default_arms_checkpoint(tmp_path):
     alone) and removes it when done."""
     ckpt = tmp_path / "checkpoint.pt"
     ckpt.write_bytes(b"not a checkpoint")
-    out = train_vit(**{**TINY, "epochs": 1}, control="null", checkpoint=str(ckpt))
+    out = train_vit({**TINY, "epochs": 1}, control="null", checkpoint=str(ckpt))
     assert out["fig7"][1]["control"] == "null" and len(out["fig7"][0]) == 2
     assert ckpt.read_bytes() == b"not a checkpoint"
     assert not (tmp_path / "checkpoint.pt.control-null").exists()

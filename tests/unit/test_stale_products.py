@@ -1,6 +1,6 @@
-"""An output whose data is gone is never taken as current (attnbias.workflow.stale_products)."""
+"""An output whose data is gone is never taken as current (attnbias.layout.stale_products)."""
 
-from attnbias.workflow import stale_products
+from attnbias.layout import stale_products
 
 FIG = (["data/fig9.csv", "data/fig9.json"], ["figures/fig9a.pdf", "claims/fig9a.json"])
 
@@ -23,7 +23,7 @@ def test_complete_chains_and_never_made_outputs_are_not_stale(tmp_path):
 
 
 def test_set_aside_moves_stale_products_and_then_the_summary_made_from_them(tmp_path):
-    from attnbias.workflow import set_aside_stale
+    from attnbias.layout import set_aside_stale
 
     make(tmp_path, "figures/fig9a.pdf", "claims/fig9a.json", "claims/summary.md", "data/fig9.json")
     summary = (["claims/fig9a.json"], ["claims/summary.md"])

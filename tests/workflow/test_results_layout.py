@@ -5,7 +5,7 @@ were."""
 import pytest
 from conftest import copy_workflow, snakemake_cmd
 
-from attnbias.workflow import results_root
+from attnbias.layout import results_root
 
 
 @pytest.mark.parametrize(

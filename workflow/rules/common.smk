@@ -8,7 +8,12 @@ import yaml
 from snakemake.utils import validate
 
 from attnbias.closure import code_closure, script_closure
-from attnbias.workflow import ConfigTypeError, coerce_to_schema, schema_problem
+from attnbias.workflow import (
+    ConfigTypeError,
+    coerce_to_schema,
+    schema_problem,
+    sweep_keys,
+)
 
 PAPERS = {
     "maxmargin": "1 – Max-margin token selection (Tarzanagh et al. 2023)",
@@ -66,6 +71,16 @@ for _paper in PAPERS:
 
 SCALE = config["scale"]
 
+
+def run_settings(paper, block):
+    """A training run's ``settings``: ``config[paper][block]`` without the keys that span the
+    sweep (``x-sweep: true`` in the schema), whose value a run gets as its point instead; so
+    adding a seed or a grid value reruns no finished run."""
+    schema = yaml.safe_load((_SCHEMAS / f"{paper}.schema.yaml").read_text())
+    drop = sweep_keys(schema, block)
+    return {k: v for k, v in config[paper][block].items() if k not in drop}
+
+
 # `--config control=null` arrives as YAML null: both spell the negative control.
 CONTROL = "null" if config["control"] is None else config["control"]
 config["control"] = CONTROL
@@ -89,7 +104,7 @@ if config["seed"]:
 
 # Each preset, control and seed shift has its own results folder (the default run keeps results/),
 # so switching and switching back recomputes nothing: every output path below starts with it.
-from attnbias.workflow import results_root
+from attnbias.layout import results_root
 
 RESULTS = results_root(SCALE, CONTROL, config["seed"])
 
@@ -238,9 +253,9 @@ def all_targets():
     out = []
     for paper in PAPERS:
         out += paper_targets(paper)
-    out += [RESULTS + "/claims/summary.md", RESULTS + "/claims/summary.csv"]
+    out += [f"{RESULTS}/claims/summary.md", f"{RESULTS}/claims/summary.csv"]
     if config["claims_strict"]:
-        out.append(RESULTS + "/claims/strict.ok")
+        out.append(f"{RESULTS}/claims/strict.ok")
     return out
 
 

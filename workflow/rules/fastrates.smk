@@ -93,15 +93,15 @@ for _fig, _func in (
             for lr in o["grid"]
         ],
         func=_func,
-        # a run: the figure's block, its optimiser and grid value
-        settings=lambda point, fig=_fig, block=_FR[_fig]: dict(
-            {k: v for k, v in block.items() if k != "optimizers"},
+        # a run: the figure's typed settings (FinetuneSettings / ImageSettings), its point
+        # (opt, lr) and that optimiser's settings but its grid
+        settings=lambda point, fig=_fig: dict(
+            settings=run_settings("fastrates", fig),
             figure=fig,
-            optimizer=point["opt"],
-            lr=point["lr"],
+            **point,
             opt_settings={
                 k: v
-                for k, v in block["optimizers"][point["opt"]].items()
+                for k, v in _FR[fig]["optimizers"][point["opt"]].items()
                 if k != "grid"
             },
         ),
@@ -135,7 +135,7 @@ register_compute(
     "fig6",
     ["fig6"],
     "fastrates.compute_fig6",
-    settings=with_control(_FR["fig6"]),
+    settings=with_control({"settings": _FR["fig6"]}),  # MnistSettings
     inputs={"downloads": block_downloads("fastrates", _FR["fig6"], _FR_HUB_DATA)},
     mem_mb=grows_with_attempt(16000 if SCALE == "paper" else 2000),
     runtime=grows_with_attempt(120 if SCALE == "paper" else 10),

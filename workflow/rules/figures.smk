@@ -55,9 +55,9 @@ rule instance:
     input:
         code=lambda wildcards: _stage(wildcards, "instance")["code"],
     output:
-        npz=RESULTS + "/stages/{paper}/{group}.instance.npz",
+        npz=f"{RESULTS}/stages/{{paper}}/{{group}}.instance.npz",
     log:
-        RESULTS + "/logs/{paper}_instance_{group}.log",
+        f"{RESULTS}/logs/{{paper}}_instance_{{group}}.log",
     wildcard_constraints:
         group=one_of(by_paper(STAGES)),
     conda:
@@ -72,12 +72,12 @@ rule instance:
 
 rule svm:
     input:
-        instance=RESULTS + "/stages/{paper}/{group}.instance.npz",
+        instance=f"{RESULTS}/stages/{{paper}}/{{group}}.instance.npz",
         code=lambda wildcards: _stage(wildcards, "svm")["code"],
     output:
-        npz=RESULTS + "/stages/{paper}/{group}.svm.npz",
+        npz=f"{RESULTS}/stages/{{paper}}/{{group}}.svm.npz",
     log:
-        RESULTS + "/logs/{paper}_svm_{group}.log",
+        f"{RESULTS}/logs/{{paper}}_svm_{{group}}.log",
     wildcard_constraints:
         group=one_of(by_paper([k for k, s in STAGES.items() if s["svm"]])),
     conda:
@@ -101,12 +101,12 @@ rule compute:
             )
         ),
     output:
-        csv=RESULTS + "/data/{paper}/{group}.csv",
-        meta=RESULTS + "/data/{paper}/{group}.json",
+        csv=f"{RESULTS}/data/{{paper}}/{{group}}.csv",
+        meta=f"{RESULTS}/data/{{paper}}/{{group}}.json",
     log:
-        RESULTS + "/logs/{paper}_compute_{group}.log",
+        f"{RESULTS}/logs/{{paper}}_compute_{{group}}.log",
     benchmark:
-        RESULTS + "/benchmarks/{paper}_compute_{group}.tsv"
+        f"{RESULTS}/benchmarks/{{paper}}_compute_{{group}}.tsv"
     wildcard_constraints:
         group=one_of(by_paper(COMPUTES)),
     conda:
@@ -144,11 +144,11 @@ rule check:
         data=figure_data,
         code=lambda wildcards: CHECK_CODE[(wildcards.paper, wildcards.fig)],
     output:
-        claims=RESULTS + "/claims/{paper}/{fig}.json",
+        claims=f"{RESULTS}/claims/{{paper}}/{{fig}}.json",
     log:
-        RESULTS + "/logs/{paper}_check_{fig}.log",
+        f"{RESULTS}/logs/{{paper}}_check_{{fig}}.log",
     benchmark:
-        RESULTS + "/benchmarks/{paper}_check_{fig}.tsv"
+        f"{RESULTS}/benchmarks/{{paper}}_check_{{fig}}.tsv"
     wildcard_constraints:
         fig=one_of(by_paper(FIGURES)),
     localrule: True
@@ -164,23 +164,29 @@ rule check:
 rule plot:
     input:
         data=figure_data,
-        claims=RESULTS + "/claims/{paper}/{fig}.json",
-        caption="workflow/report/{paper}_{fig}.rst",
+        claims=f"{RESULTS}/claims/{{paper}}/{{fig}}.json",
+        # the caption file, if the figure has one; else none (the plot job takes the first
+        # paragraph of its plotting function's docstring)
+        caption=lambda wildcards: [
+            p
+            for p in [f"workflow/report/{wildcards.paper}_{wildcards.fig}.rst"]
+            if (Path(workflow.basedir) / p).exists()
+        ],
         code=lambda wildcards: PLOT_CODE[(wildcards.paper, wildcards.fig)],
     output:
-        pdf=RESULTS + "/figures/{paper}/{fig}.pdf",
+        pdf=f"{RESULTS}/figures/{{paper}}/{{fig}}.pdf",
         png=report(
-            RESULTS + "/figures/{paper}/{fig}.png",
+            f"{RESULTS}/figures/{{paper}}/{{fig}}.png",
             caption="../report/figure.rst",
             category=lambda wildcards: PAPERS[wildcards.paper],
             subcategory="{fig}",
             labels={"paper": "{paper}", "figure": "{fig}"},
         ),
-        caption=RESULTS + "/figures/{paper}/{fig}.rst",
+        caption=f"{RESULTS}/figures/{{paper}}/{{fig}}.rst",
     log:
-        RESULTS + "/logs/{paper}_{fig}.log",
+        f"{RESULTS}/logs/{{paper}}_{{fig}}.log",
     benchmark:
-        RESULTS + "/benchmarks/{paper}_{fig}.tsv"
+        f"{RESULTS}/benchmarks/{{paper}}_{{fig}}.tsv"
     wildcard_constraints:
         fig=one_of(by_paper(FIGURES)),
     localrule: True
@@ -229,14 +235,14 @@ for _paper in PAPERS:
 # place, nothing would rerun and the old figure would look current with its data gone.  Such
 # products are set aside under results/stale/ (nothing is deleted), so Snakemake sees them missing:
 # the next plain run rebuilds the data and everything made from it, and a dry run lists those jobs.
-from attnbias.workflow import set_aside_stale
+from attnbias.layout import set_aside_stale
 
 for _moved in set_aside_stale(
     [(FIGURES[k]["data"], [*figure_outputs(*k), claim_file(*k)]) for k in FIGURES]
     + [
         (
             [claim_file(*k) for k in FIGURES],
-            [RESULTS + "/claims/summary.md", RESULTS + "/claims/summary.csv"],
+            [f"{RESULTS}/claims/summary.md", f"{RESULTS}/claims/summary.csv"],
         )
     ]
 ):

@@ -36,9 +36,8 @@ register_sweep(
     "fig2",
     points=grid_points(("lam", as_floats(_FIG2["lambdas"])), ("seed", _FIG2["seeds"])),
     func="lowrank.recall.train_recall_job",
-    settings={
-        k: v for k, v in _FIG2.items() if k not in ("lambdas", "seeds", "solved_acc")
-    },
+    # the runs' typed settings (RecallSettings), the point (lam, seed) added
+    settings={"settings": run_settings("lowrank", "fig2")},
     gathers={
         "fig2": dict(
             func="lowrank.recall.gather_fig2",
@@ -88,19 +87,15 @@ if any(_BAD_LAYERS.values()):
         + "; ".join(f"{k} has {v}" for k, v in _BAD_LAYERS.items() if v)
         + ".  Lower the layers or raise lowrank.lm.n_layer."
     )
-# the token files' splits are settings of the Pile download only (a training run reads the files)
+# the token files' splits are settings of the Pile download (a training run reads its files)
 _LM_SPLITS = ("train_split", "val_split")
 register_sweep(
     "lowrank",
     "lm",
     points=_LM_FIG3 + [p for p in _LM_T1 if p not in _LM_FIG3],
     func="lowrank.lm.train_lm",
-    settings=lambda point, s=_LM: dict(
-        {k: v for k, v in s.items() if k not in _LM_SPLITS},
-        lam_sa=point["sa"],
-        lam_mlp=point["mlp"],
-        seed=point["seed"],
-    ),
+    # the runs' typed settings (LMSettings), the point (sa, mlp, seed) added
+    settings={"settings": run_settings("lowrank", "lm")},
     gathers={
         "fig3_lm": dict(
             points=_LM_FIG3,
@@ -174,11 +169,8 @@ register_sweep(
     "vit",
     points=grid_points(("attn", as_floats(_VIT["lam_attn"])), ("seed", _VIT["seeds"])),
     func="lowrank.vit.train_vit_wd",
-    settings=lambda point, s=_VIT: dict(
-        {k: v for k, v in s.items() if k not in ("lam_attn", "seeds", "solved_acc")},
-        lam_attn=point["attn"],
-        seed=point["seed"],
-    ),
+    # the runs' typed settings (VitSettings), the point (attn, seed) added
+    settings={"settings": run_settings("lowrank", "vit")},
     gathers={
         "fig3_vit": dict(
             func="lowrank.vit.gather_vit",

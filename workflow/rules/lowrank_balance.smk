@@ -47,7 +47,7 @@ for _fig in ("fig4", "figB"):
         ),
         inputs=dict(
             downloads=_BAL_DOWNLOAD if _b["source"] in _BAL_MODELS else [],
-            recall=RESULTS + "/data/lowrank/fig2.csv" if _recall else [],
+            recall=f"{RESULTS}/data/lowrank/fig2.csv" if _recall else [],
             lm=data_files("lowrank", "fig3_lm")[0] if _lmp else [],
         ),
         mem_mb=grows_with_attempt(8000),

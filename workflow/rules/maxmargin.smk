@@ -82,7 +82,8 @@ register_sweep(
     "vit",
     points=[{"seed": _VIT["seed"]}],
     func="maxmargin.train_vit",
-    settings={k: v for k, v in _VIT.items() if k != "seed"},
+    # the run's typed settings (ViTSettings), its seed included
+    settings=lambda point, s=_VIT: {"settings": s},
     gathers={},
     tables={"fig6": ["fig6"], "fig7": ["fig7"]},
     inputs=(

@@ -13,10 +13,10 @@ rule table_files:
         ),
         code=lambda wildcards: TABLE_FILES[(wildcards.paper, wildcards.table)]["code"],
     output:
-        csv=RESULTS + "/figures/{paper}/{table}.csv",
-        md=RESULTS + "/figures/{paper}/{table}.md",
+        csv=f"{RESULTS}/figures/{{paper}}/{{table}}.csv",
+        md=f"{RESULTS}/figures/{{paper}}/{{table}}.md",
     log:
-        RESULTS + "/logs/{paper}_{table}_files.log",
+        f"{RESULTS}/logs/{{paper}}_{{table}}_files.log",
     wildcard_constraints:
         table=one_of(by_paper(TABLE_FILES)),
     localrule: True
@@ -30,14 +30,14 @@ rule claims_summary:
     input:
         [claim_file(p, f) for (p, f) in shown_figures()],
     output:
-        md=RESULTS + "/claims/summary.md",
+        md=f"{RESULTS}/claims/summary.md",
         csv=report(
-            RESULTS + "/claims/summary.csv",
+            f"{RESULTS}/claims/summary.csv",
             caption="../report/claims_summary.rst",
             category="0 – Claims summary",
         ),
     log:
-        RESULTS + "/logs/claims_summary.log",
+        f"{RESULTS}/logs/claims_summary.log",
     localrule: True
     conda:
         "../../environment.yml"
@@ -49,11 +49,11 @@ rule claims_summary:
 
 rule claims_gate:
     input:
-        RESULTS + "/claims/summary.csv",
+        f"{RESULTS}/claims/summary.csv",
     output:
-        RESULTS + "/claims/strict.ok",
+        f"{RESULTS}/claims/strict.ok",
     log:
-        RESULTS + "/logs/claims_gate.log",
+        f"{RESULTS}/logs/claims_gate.log",
     localrule: True
     conda:
         "../../environment.yml"
@@ -83,5 +83,5 @@ rule gpu_figures:
 
 rule checks:
     input:
-        RESULTS + "/claims/summary.md",
-        RESULTS + "/claims/summary.csv",
+        f"{RESULTS}/claims/summary.md",
+        f"{RESULTS}/claims/summary.csv",

@@ -18,11 +18,11 @@ rule train:
             )
         ),
     output:
-        runs=directory(RESULTS + "/data/{paper}/{sweep}/{batch}"),
+        runs=directory(f"{RESULTS}/data/{{paper}}/{{sweep}}/{{batch}}"),
     log:
-        RESULTS + "/logs/{paper}_{sweep}_train/{batch}.log",
+        f"{RESULTS}/logs/{{paper}}_{{sweep}}_train/{{batch}}.log",
     benchmark:
-        RESULTS + "/benchmarks/{paper}_{sweep}_train/{batch}.tsv"
+        f"{RESULTS}/benchmarks/{{paper}}_{{sweep}}_train/{{batch}}.tsv"
     wildcard_constraints:
         sweep=one_of(by_paper(TRAIN_BATCHES)),
         batch=one_of({f"{p}/{s}/": list(b) for (p, s), b in TRAIN_BATCHES.items()}),
@@ -54,12 +54,12 @@ rule gather:
         code=lambda wildcards: _gather(wildcards)["code"],
         batches=lambda wildcards: _gather(wildcards)["batches"],
     output:
-        csv=RESULTS + "/data/{paper}/{group}.csv",
-        meta=RESULTS + "/data/{paper}/{group}.json",
+        csv=f"{RESULTS}/data/{{paper}}/{{group}}.csv",
+        meta=f"{RESULTS}/data/{{paper}}/{{group}}.json",
     log:
-        RESULTS + "/logs/{paper}_gather_{group}.log",
+        f"{RESULTS}/logs/{{paper}}_gather_{{group}}.log",
     benchmark:
-        RESULTS + "/benchmarks/{paper}_gather_{group}.tsv"
+        f"{RESULTS}/benchmarks/{{paper}}_gather_{{group}}.tsv"
     wildcard_constraints:
         group=one_of(by_paper(GATHERS)),
     localrule: True
@@ -83,17 +83,17 @@ rule precomputed:
             [f"{wildcards.group}.csv", f"{wildcards.group}.json"],
         )(wildcards),
     output:
-        RESULTS + "/data/{paper}/{group}.csv",
-        RESULTS + "/data/{paper}/{group}.json",
+        f"{RESULTS}/data/{{paper}}/{{group}}.csv",
+        f"{RESULTS}/data/{{paper}}/{{group}}.json",
     log:
-        RESULTS + "/logs/{paper}_precomputed_{group}.log",
+        f"{RESULTS}/logs/{{paper}}_precomputed_{{group}}.log",
     wildcard_constraints:
         group=one_of(by_paper(PRECOMPUTED_GROUPS)),
     localrule: True
     conda:
         "../../environment.yml"
     params:
-        folder=RESULTS + "/data/{paper}",
+        folder=f"{RESULTS}/data/{{paper}}",
     shell:
         "cp {input} {params.folder}/ 2> {log}"
 

@@ -3,6 +3,7 @@
 
 from .style import (
     METHOD_COLORS,
+    docstring_caption,
     mark_control,
     new_figure,
     not_measurable_figure,
@@ -16,6 +17,7 @@ __all__ = [
     "mark_control",
     "new_figure",
     "not_measurable_figure",
+    "docstring_caption",
     "render_caption",
     "save_figure",
     "stand_in_title",

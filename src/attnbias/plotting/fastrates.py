@@ -402,7 +402,7 @@ def fig4(fig4):
 def fig7(fig7):
     """[proposal] Fig 7: SGD, SNGD, SPS and AdamW training a ViT from scratch."""
     df, meta = fig7
-    m = meta["model"]
+    m = dict(meta["settings"], **meta["model"])
     what = "CIFAR-10" if meta["dataset"] == "cifar10" else "digits"
     title = (
         f"[proposal] Fig 7: ViT ({m['layers']} layers, hidden {m['hidden']}, "

@@ -248,10 +248,10 @@ def fig2(fig2):
     ax.set(xlabel="index i", ylabel="$\\sigma_i/\\sigma_1$, median over heads",
            title=f"(f) final spectra of {NAMES['pv']}", ylim=(1e-5, 2))
     ax.legend(loc="lower left", fontsize=6)
-    task, model = meta["task"], meta["model"]
-    fig.suptitle(f"Fig 2: associative recall ({task['n_pairs']} pairs, vocab {task['vocab']}), "
-                 f"{model['n_layers']}-layer attention-only "
-                 f"transformer (d={model['d_model']}, H={model['n_heads']}), AdamW lr {lr:g}, "
+    task, s = meta["task"], meta["settings"]
+    fig.suptitle(f"Fig 2: associative recall ({s['n_pairs']} pairs, vocab {task['vocab']}), "
+                 f"{s['n_layers']}-layer attention-only "
+                 f"transformer (d={s['d_model']}, H={s['n_heads']}), AdamW lr {lr:g}, "
                  f"{int(df.step.max())} steps, "
                  f"{meta['preset']} preset; ✕ = not solved (accuracy < {solved_acc:g})",
                  fontsize=8.5)  # fmt: skip
@@ -264,12 +264,12 @@ def _stand_in(meta) -> str | None:
 
 
 def _lm_label(meta) -> str:
-    m = meta["model"]
+    m = meta["settings"]
     c = meta.get("corpus", {})
     tok = c.get("tokenizer", {}).get("kind", "?")
     return (f"GPT-2 LM {m['n_layer']}L×{m['n_head']}H, d={m['n_embd']}, ctx {m['ctx']}, "
             f"{tok}-level vocab {c.get('vocab_size')}, "
-            f"{meta['optimizer']['steps']} AdamW steps")  # fmt: skip
+            f"{m['steps']} AdamW steps")  # fmt: skip
 
 
 def _per_head_panel(ax, df, layer, product, lam_col="lam_sa"):
@@ -338,7 +338,7 @@ def fig3(fig3_lm, fig3_vit):
         tw.set_ylabel("test accuracy (green)", color="tab:green")
         tw.grid(False)
     axes[2].legend(loc="lower left", fontsize=6)
-    vm = vit_meta["model"]
+    vm = dict(vit_meta["settings"], tokens=vit_meta["model"]["tokens"])
     lm_si, vit_si = _stand_in(lm_meta), _stand_in(vit_meta)
     title = (f"Fig 3: weight decay on attention lowers the rank.  Left: {_lm_label(lm_meta)}, "
              f"λ_MLP = {lm.lam_mlp.iloc[0]:g}, "

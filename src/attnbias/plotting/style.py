@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -105,11 +106,19 @@ _CAPTION_KINDS = (
 )
 
 
-def render_caption(template_path, claims_doc: dict, meta: dict, out_path) -> None:
-    """Report caption = the figure's static caption + the preset + the measured verdicts, grouped
-    by claim kind: paper claims first (the evidence), then sanity checks, then identities (listed,
-    never counted)."""
-    text = Path(template_path).read_text().rstrip() + "\n\n"
+def docstring_caption(func) -> str:
+    """A figure's static caption when it has no ``workflow/report/<paper>_<fig>.rst``: the first
+    paragraph of its plotting function's docstring, as one line."""
+    doc = inspect.getdoc(func) or ""
+    return " ".join(doc.split("\n\n", 1)[0].split())
+
+
+def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=None) -> None:
+    """Report caption = the figure's static caption (the file ``template_path``, or ``text`` when
+    it is None) + the preset + the measured verdicts, grouped by claim kind: paper claims first
+    (the evidence), then sanity checks, then identities (listed, never counted)."""
+    static = Path(template_path).read_text() if template_path else text
+    text = static.rstrip() + "\n\n"
     if claims_doc.get("control", "none") != "none":
         text += (
             "**NEGATIVE CONTROL** (``--config control=null``): these data were made with the "

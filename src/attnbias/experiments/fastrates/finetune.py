@@ -4,7 +4,11 @@ optimiser and one grid value per run, through the one training loop :func:`attnb
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from ...io import check_control
+from ..settings import Settings, sweep
 from .runs import (
     DL_COLUMNS,
     curves,
@@ -24,36 +28,47 @@ def by_length(data: dict) -> dict:
     return {k: v[order] for k, v in data.items()}
 
 
+@dataclass(frozen=True, kw_only=True)
+class FinetuneSettings(Settings):
+    """A ``fastrates: fig1`` / ``fig4`` block (``$defs/finetune`` in
+    ``workflow/schemas/fastrates.schema.yaml``, which describes each key): data, model and schedule
+    of the fine-tuning runs; ``optimizers`` spans the sweep (a run gets its point ``opt``, ``lr``
+    and that optimiser's ``opt_settings``)."""
+
+    dataset: str
+    source: str | None
+    model: str
+    max_length: int
+    layers: int | None
+    pooling: str
+    batch_size: int
+    steps: int
+    log_every: int
+    eval_every: int
+    select_at: int | None
+    n_train: int | None
+    n_val: int | None
+    n_test: int | None
+    threshold: float
+    full_final_test: bool
+    data_seed: int
+    seed: int
+    probe_steps: int
+    ckpt_every: int
+    optimizers: dict | None = sweep()
+
+
 def train_text(
-    figure: str,
-    dataset: str,
-    model: str,
-    max_length: int,
-    batch_size: int,
-    steps: int,
-    log_every: int,
-    eval_every: int,
-    select_at: int | None,
-    n_train: int | None,
-    n_val: int | None,
-    n_test: int | None,
-    optimizer: str,
+    settings: FinetuneSettings | Mapping,
+    opt: str,
     lr: float,
     opt_settings: dict,
-    source: str | None = None,
-    threshold: float = 0.5,
-    full_final_test: bool = False,
-    data_seed: int = 0,
-    seed: int = 0,
-    probe_steps: int = 10,
-    ckpt_every: int = 50,
+    figure: str,
     eval_batch: int = 256,
     trim: bool = True,
     checkpoint=None,
     metrics_log=None,
     accelerator: str = "auto",
-    layers: int | None = None,
-    pooling: str = "cls",
     control: str = "none",
 ) -> dict:
     """Fine-tune a pretrained BERT-architecture classifier (Figs 1, 4) with one optimiser and one
@@ -61,6 +76,8 @@ def train_text(
     validation metrics at ``select_at`` (None: the last step) and at the end.  A killed run resumes
     from ``checkpoint``, which is deleted once the run has finished.
 
+    ``settings``: :class:`FinetuneSettings`; ``opt``, ``lr``: the run's point (optimiser and grid
+    value), ``opt_settings`` that optimiser's block without its grid; ``figure``: the figure id.
     ``layers`` (None: all) keeps the pretrained encoder's first ``layers`` layers, a cheaper
     model that is still pretrained.  ``pooling``: the classifier's input, [CLS] (``"cls"``) or the
     mean over tokens (``"mean"``; :func:`attnbias.models.sequence.forward_logits`).
@@ -70,34 +87,43 @@ def train_text(
     Returns {"csv": (curves, meta)}.
     """
     check_control(control)
+    s = FinetuneSettings.of(settings)
+    optimizer = opt
     import torch
 
     from ... import train
     from ...data.text import encode, load_text_dataset
     from ...models.sequence import count_parameters, forward_logits, load_classifier, load_tokenizer
 
-    if steps % log_every or eval_every % log_every:
+    if s.steps % s.log_every or s.eval_every % s.log_every:
         raise ValueError("steps and eval_every must be multiples of log_every")
-    select_at = steps if select_at is None else int(select_at)
-    if select_at % log_every or not 0 < select_at <= steps:
+    select_at = s.steps if s.select_at is None else int(s.select_at)
+    if select_at % s.log_every or not 0 < select_at <= s.steps:
         raise ValueError("select_at must be a multiple of log_every within the run")
     device = train.resolve_device(accelerator)
     splits = load_text_dataset(
-        dataset, source, n_train, n_val, n_test, data_seed, threshold, full_final_test
+        s.dataset,
+        s.source,
+        s.n_train,
+        s.n_val,
+        s.n_test,
+        s.data_seed,
+        s.threshold,
+        s.full_final_test,
     )
-    tok = load_tokenizer(model)
-    train_data = encode(tok, splits.train, max_length)
-    val = by_length(encode(tok, splits.val, max_length))
-    test = {k: v.to(device) for k, v in by_length(encode(tok, splits.test, max_length)).items()}
+    tok = load_tokenizer(s.model)
+    train_data = encode(tok, splits.train, s.max_length)
+    val = by_length(encode(tok, splits.val, s.max_length))
+    test = {k: v.to(device) for k, v in by_length(encode(tok, splits.test, s.max_length)).items()}
     final = (
-        by_length(encode(tok, splits.final_test, max_length))
+        by_length(encode(tok, splits.final_test, s.max_length))
         if splits.final_test is not None
         else None
     )
-    net = load_classifier(model, splits.num_labels, seed, layers)
+    net = load_classifier(s.model, splits.num_labels, s.seed, s.layers)
 
     def logits_fn(m, batch):
-        return forward_logits(m, batch, trim, pooling)
+        return forward_logits(m, batch, trim, s.pooling)
 
     def loss_fn(m, batch):
         logits = logits_fn(m, batch).float()
@@ -106,34 +132,35 @@ def train_text(
 
     def probe():
         return train.sgd_probe_norms(
-            net, train_data, loss_fn, batch_size, lr, probe_steps, seed, device
+            net, train_data, loss_fn, s.batch_size, lr, s.probe_steps, s.seed, device
         )
 
     setup = optimizer_config(optimizer, lr, opt_settings, probe, control)
 
     def on_epoch_end(m, epoch):
-        step = epoch * log_every
+        step = epoch * s.log_every
         row = {}
-        if step % eval_every == 0 or step == steps:
+        if step % s.eval_every == 0 or step == s.steps:
             row["test_loss"], row["test_acc"] = evaluate(m, test, logits_fn, device, eval_batch)
-        if step in (select_at, steps):
+        if step in (select_at, s.steps):
             row["val_loss"], row["val_acc"] = evaluate(m, val, logits_fn, device, eval_batch)
             row["_select"] = step == select_at
-        if step == steps and final is not None:
+        if step == s.steps and final is not None:
             loss, acc = evaluate(m, final, logits_fn, device, eval_batch)
             row["final_test_loss"], row["final_test_acc"] = loss, acc
         return row
 
     cfg = train.TrainConfig(
-        epochs=steps // log_every, batch_size=batch_size, seed=seed, steps_per_epoch=log_every,
-        ckpt_every=max(1, ckpt_every // log_every), **setup.train_settings(),
+        epochs=s.steps // s.log_every, batch_size=s.batch_size, seed=s.seed,
+        steps_per_epoch=s.log_every, ckpt_every=max(1, s.ckpt_every // s.log_every),
+        **setup.train_settings(),
     )  # fmt: skip
     history = train.fit(
         net, train_data, loss_fn, cfg, device, checkpoint=checkpoint, metrics_log=metrics_log,
         on_epoch_end=on_epoch_end, image_key=None,
     )  # fmt: skip
     drop_checkpoint(checkpoint)
-    df = curves(history, optimizer, lr, log_every, image=False)
+    df = curves(history, optimizer, lr, s.log_every, image=False)
     meta = run_meta(optimizer, lr, setup, history, select_at, control)
     last = history[-1]
     final_test = None
@@ -151,18 +178,12 @@ def train_text(
             "label_names": list(splits.label_names),
             "sizes": splits.sizes(),
             "data_info": splits.info,
-            "model": model,
             "layers": net.config.num_hidden_layers,
-            "pooling": pooling,
             "parameters": count_parameters(net),
-            "max_length": max_length,
-            "batch_size": batch_size,
-            "steps": steps,
-            "log_every": log_every,
-            "eval_every": eval_every,
             "x_unit": "steps",
             "device": str(device),
             "final_test": final_test,
+            "settings": s.record(),
             "columns": dict(DL_COLUMNS),
         }
     )

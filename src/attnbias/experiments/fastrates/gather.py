@@ -80,11 +80,14 @@ def gather_dl(
     ).reset_index(drop=True)
     first = runs[0][1]
     columns = dict(first["columns"], **GATHER_COLUMNS)
-    meta = {k: first[k] for k in COMMON_KEYS if k in first}
+    # what the runs share: their settings (recorded once per run) and what they imply
+    common = {**first.get("settings", {}), **first}
+    meta = {k: common[k] for k in COMMON_KEYS if k in common}
     meta.update(
         {
             "figure": figure,
             "preset": preset,
+            "settings": first.get("settings"),
             "control": control,
             "selection": sel,
             "runs": per_run,

@@ -4,9 +4,13 @@ one grid value per run, through the one training loop :func:`attnbias.train.fit`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...io import check_control
+from ..settings import Settings, sweep
 from .runs import (
     DL_COLUMNS,
     IMAGE_COLUMNS,
@@ -43,30 +47,40 @@ def _image_splits(dataset: str, source: str | None, n_val: int, data_seed: int):
     return sp, {"x": x_tr, "y": y_tr}, {"x": x_va, "y": y_va}, test
 
 
+@dataclass(frozen=True, kw_only=True)
+class ImageSettings(Settings):
+    """The ``fastrates: fig7`` block (described in ``workflow/schemas/fastrates.schema.yaml``):
+    data, ViT and schedule of the from-scratch runs; ``optimizers`` spans the sweep (a run gets
+    its point ``opt``, ``lr`` and that optimiser's ``opt_settings``)."""
+
+    dataset: str
+    source: str | None
+    image_size: int
+    patch_size: int
+    hidden: int
+    layers: int
+    heads: int
+    mlp: int
+    dropout: float
+    batch_size: int
+    epochs: int
+    augment_pad: int
+    augment_flip: bool
+    n_val: int
+    select_at: int | None
+    data_seed: int
+    seed: int
+    probe_steps: int
+    compile: bool
+    optimizers: dict | None = sweep()
+
+
 def train_image(
-    figure: str,
-    dataset: str,
-    image_size: int,
-    patch_size: int,
-    hidden: int,
-    layers: int,
-    heads: int,
-    mlp: int,
-    dropout: float,
-    batch_size: int,
-    epochs: int,
-    select_at: int | None,
-    n_val: int,
-    optimizer: str,
+    settings: ImageSettings | Mapping,
+    opt: str,
     lr: float,
     opt_settings: dict,
-    augment_pad: int = 0,
-    augment_flip: bool = False,
-    source: str | None = None,
-    data_seed: int = 0,
-    seed: int = 0,
-    probe_steps: int = 10,
-    compile: bool = False,
+    figure: str,
     eval_batch: int = 1000,
     checkpoint=None,
     metrics_log=None,
@@ -78,30 +92,36 @@ def train_image(
     ``select_at`` and the end) validation metrics; ``control="null"``: the negative control
     (:func:`.runs.optimizer_config`).  Returns {"csv": (curves, meta)}."""
     check_control(control)
+    s = ImageSettings.of(settings)
+    optimizer = opt
     import torch
 
     from ... import train as engine
     from ...models.vit import build_vit
 
-    select_at = epochs if select_at is None else int(select_at)
-    if not 0 < select_at <= epochs:
+    select_at = s.epochs if s.select_at is None else int(s.select_at)
+    if not 0 < select_at <= s.epochs:
         raise ValueError("select_at must be an epoch within the run")
     device = engine.resolve_device(accelerator)
-    sp, train, val, test = _image_splits(dataset, source, n_val, data_seed)
+    sp, train, val, test = _image_splits(s.dataset, s.source, s.n_val, s.data_seed)
     channels = sp.x_train.shape[1]
-    if sp.x_train.shape[-1] != image_size:
+    if sp.x_train.shape[-1] != s.image_size:
         width = sp.x_train.shape[-1]
-        raise ValueError(f"{dataset} images are {width} pixels wide, not image_size={image_size}")
+        raise ValueError(
+            f"{s.dataset} images are {width} pixels wide, not image_size={s.image_size}"
+        )
     classes = int(sp.y_train.max()) + 1
-    net = build_vit(image_size, patch_size, channels, hidden, layers, heads, mlp, classes, seed)
-    if dropout > 0:  # build_vit has no dropout argument: set the probabilities of its modules
+    net = build_vit(
+        s.image_size, s.patch_size, channels, s.hidden, s.layers, s.heads, s.mlp, classes, s.seed
+    )
+    if s.dropout > 0:  # build_vit has no dropout argument: set the probabilities of its modules
         for mod in net.modules():
             if isinstance(mod, torch.nn.Dropout):
-                mod.p = dropout
+                mod.p = s.dropout
             if hasattr(mod, "attention_dropout"):
-                mod.attention_dropout = dropout
+                mod.attention_dropout = s.dropout
     test = {k: v.to(device) for k, v in test.items()}
-    steps_per_epoch = max(1, len(train["y"]) // batch_size)
+    steps_per_epoch = max(1, len(train["y"]) // s.batch_size)
 
     def logits_fn(m, batch):
         return m(pixel_values=batch["x"]).logits
@@ -113,8 +133,8 @@ def train_image(
 
     def probe():
         return engine.sgd_probe_norms(
-            net, train, loss_fn, batch_size, lr, probe_steps, seed, device, "x",
-            augment_pad, augment_flip,
+            net, train, loss_fn, s.batch_size, lr, s.probe_steps, s.seed, device, "x",
+            s.augment_pad, s.augment_flip,
         )  # fmt: skip
 
     setup = optimizer_config(optimizer, lr, opt_settings, probe, control)
@@ -122,14 +142,14 @@ def train_image(
     def on_epoch_end(m, epoch):
         row = {}
         row["test_loss"], row["test_acc"] = evaluate(m, test, logits_fn, device, eval_batch)
-        if epoch in (select_at, epochs):
+        if epoch in (select_at, s.epochs):
             row["val_loss"], row["val_acc"] = evaluate(m, val, logits_fn, device, eval_batch)
             row["_select"] = epoch == select_at
         return row
 
     cfg = engine.TrainConfig(
-        epochs=epochs, batch_size=batch_size, seed=seed, augment_pad=augment_pad,
-        augment_flip=augment_flip, compile=compile, **setup.train_settings(),
+        epochs=s.epochs, batch_size=s.batch_size, seed=s.seed, augment_pad=s.augment_pad,
+        augment_flip=s.augment_flip, compile=s.compile, **setup.train_settings(),
     )  # fmt: skip
     history = engine.fit(
         net, train, loss_fn, cfg, device, checkpoint=checkpoint, metrics_log=metrics_log,
@@ -141,20 +161,16 @@ def train_image(
     meta.update(
         {
             "figure": figure,
-            "dataset": dataset,
+            "dataset": s.dataset,
             "stand_in": sp.stand_in and "scikit-learn digits 8×8 (10 classes)",
             "sizes": {"train": len(train["y"]), "val": len(val["y"]), "test": len(test["y"])},
-            "model": {
-                "image_size": image_size, "patch_size": patch_size, "hidden": hidden,
-                "layers": layers, "heads": heads, "mlp": mlp, "dropout": dropout,
-                "tokens": (image_size // patch_size) ** 2 + 1,
-            },  # fmt: skip
+            # what the settings imply; the settings themselves are recorded once
+            "model": {"tokens": (s.image_size // s.patch_size) ** 2 + 1},
             "parameters": sum(p.numel() for p in net.parameters()),
-            "batch_size": batch_size,
-            "epochs": epochs,
             "steps_per_epoch": steps_per_epoch,
-            "augment": {"pad": augment_pad, "flip": augment_flip},
+            "augment": {"pad": s.augment_pad, "flip": s.augment_flip},
             "x_unit": "epochs",
+            "settings": s.record(),
             "device": str(device),
             "columns": dict(DL_COLUMNS, **IMAGE_COLUMNS),
         }

@@ -7,6 +7,9 @@ The images and their tokens come from :mod:`attnbias.data.digits`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -17,6 +20,7 @@ from ...models.attention import softmax
 from ...models.selfattn import joint_grad_fn
 from ...models.selfattn import logits as attn_logits
 from ...optim.fullbatch import run
+from ..settings import Settings
 from .synthetic import LN10, record_grid
 
 FIG6_COLUMNS = {
@@ -42,26 +46,35 @@ def mean_log_loss(d: pd.DataFrame) -> float:
     return float(np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(t)) / (t[-1] - t[0]))
 
 
+@dataclass(frozen=True, kw_only=True)
+class MnistSettings(Settings):
+    """The ``fastrates: fig6`` block (described in ``workflow/schemas/fastrates.schema.yaml``):
+    data, tokens and the full-batch step sizes of Fig 6."""
+
+    dataset: str
+    source: str | None
+    patch: int
+    embed_dim: int
+    pos_scale: float
+    lr: float | list[float]
+    polyak_lr: float
+    polyak_cap: float | None
+    steps: int
+    per_decade: int
+    proj_seed: int
+    data_seed: int
+    test_fraction: float
+
+
 def compute_fig6(
-    dataset: str,
-    patch: int,
-    embed_dim: int,
-    lr: float | list[float],
-    steps: int,
-    pos_scale: float = 0.0,
-    polyak_lr: float = 1.0,
-    polyak_cap: float | None = None,
-    per_decade: int = 40,
-    proj_seed: int = 0,
-    data_seed: int = 0,
-    test_fraction: float = 0.2,
-    source: str | None = None,
+    settings: MnistSettings | Mapping,
     control: str = "none",
 ) -> tuple[pd.DataFrame, dict]:
-    """Fig 6 (proposal): the paper's model Φ(X) = uᵀXᵀsoftmax(XWx₁) on patch tokens of the digits
-    0 and 1, W and u trained jointly from 0 by full-batch GD, NGD (joint norm) and PS (L* = 0),
-    float64, with the log-space gradients of :func:`attnbias.models.selfattn.joint_grad_fn` and
-    the runner :func:`attnbias.optim.fullbatch.run`.
+    """Fig 6 (proposal), with the settings ``settings`` (:class:`MnistSettings`): the paper's
+    model Φ(X) = uᵀXᵀsoftmax(XWx₁) on patch tokens of the digits 0 and 1, W and u trained jointly
+    from 0 by full-batch GD, NGD (joint norm) and PS (L* = 0), float64, with the log-space
+    gradients of :func:`attnbias.models.selfattn.joint_grad_fn` and the runner
+    :func:`attnbias.optim.fullbatch.run`.
 
     ``pos_scale`` > 0 adds fixed Gaussian position embeddings N(0, pos_scale²/d) to the patch tokens
     (drawn after E from the same generator): without them the model sees a bag of patches, which
@@ -77,16 +90,19 @@ def compute_fig6(
     rows are plain GD at their own step size values (``lr``, ``polyak_lr``), labels kept.
     """
     check_control(control)
-    x_tr, y_tr, x_te, y_te, stand_in = digit01_images(dataset, source, data_seed, test_fraction)
-    rng = np.random.default_rng(proj_seed)
-    E = rng.standard_normal((patch * patch, embed_dim)) / patch  # N(0, 1/patch²)
-    n_patches = (x_tr.shape[1] // patch) * (x_tr.shape[2] // patch)
+    s = MnistSettings.of(settings)
+    x_tr, y_tr, x_te, y_te, stand_in = digit01_images(
+        s.dataset, s.source, s.data_seed, s.test_fraction
+    )
+    rng = np.random.default_rng(s.proj_seed)
+    E = rng.standard_normal((s.patch * s.patch, s.embed_dim)) / s.patch  # N(0, 1/patch²)
+    n_patches = (x_tr.shape[1] // s.patch) * (x_tr.shape[2] // s.patch)
     pos = (
-        rng.standard_normal((n_patches, embed_dim)) * pos_scale / np.sqrt(embed_dim)
-        if pos_scale > 0
+        rng.standard_normal((n_patches, s.embed_dim)) * s.pos_scale / np.sqrt(s.embed_dim)
+        if s.pos_scale > 0
         else None
     )
-    X, Xte = patch_tokens(x_tr, patch, E, pos)[None], patch_tokens(x_te, patch, E, pos)[None]
+    X, Xte = patch_tokens(x_tr, s.patch, E, pos)[None], patch_tokens(x_te, s.patch, E, pos)[None]
     y, yte = y_tr[None], y_te[None]
     d = X.shape[-1]
     params0 = {"W": np.zeros((1, d, d)), "u": np.zeros((1, d))}
@@ -105,23 +121,23 @@ def compute_fig6(
         }
 
     grad_fn = joint_grad_fn(X, y)
-    grid = sorted(float(v) for v in np.atleast_1d(lr))
+    grid = sorted(float(v) for v in np.atleast_1d(s.lr))
     frames, stopped, selection = [], {}, {}
     for method in METHODS:
-        values = [float(polyak_lr)] if method == "polyak" else grid
+        values = [float(s.polyak_lr)] if method == "polyak" else grid
         runs = []
         for m_lr in values:
             traj = run(
                 grad_fn,
                 params0,
-                steps,
+                s.steps,
                 method="gd" if control == "null" else method,
                 lr=m_lr,
                 normalize="joint",
-                record_at=record_grid(steps, per_decade),
+                record_at=record_grid(s.steps, s.per_decade),
                 observe=observe,
                 loss_star=0.0,
-                polyak_cap=polyak_cap,
+                polyak_cap=s.polyak_cap,
             )
             cols = {"method": method, "lr": m_lr, "t": traj["t"], "loss": traj["loss"][:, 0]}
             for k in FIG6_COLUMNS:
@@ -140,35 +156,30 @@ def compute_fig6(
             "at_edge": bool(len(values) > 1 and best in (0, len(values) - 1)),
         }
     meta = {
-        "dataset": dataset,
+        "dataset": s.dataset,
         "stand_in": stand_in,
         "n_train": int(X.shape[1]),
         "n_test": int(Xte.shape[1]),
         "T": int(X.shape[2]),
         "d": d,
-        "patch": patch,
         "embedding": (
-            f"fixed Gaussian E ∈ R^({patch * patch}×{embed_dim}), "
-            f"entries N(0, 1/{patch * patch}), seed {proj_seed}"
+            f"fixed Gaussian E ∈ R^({s.patch * s.patch}×{s.embed_dim}), "
+            f"entries N(0, 1/{s.patch * s.patch}), seed {s.proj_seed}"
         ),
         "query": "mean of the patch embeddings, prepended",
-        "pos_scale": pos_scale,
         "position_embeddings": (
-            f"fixed Gaussian N(0, {pos_scale:g}²/{embed_dim}) per patch position "
+            f"fixed Gaussian N(0, {s.pos_scale:g}²/{s.embed_dim}) per patch position "
             "(none on the query)"
             if pos is not None
             else "none"
         ),
-        "polyak_cap": polyak_cap,
         "labels": "+1 = digit 1, −1 = digit 0",
         "lr": grid,
-        "polyak_lr": polyak_lr,
         "selection": selection,
         "selection_rule": (
             "GD and NGD each at the step size of the grid with the lowest mean log10 training "
             "loss over the run (the same rule for both; PS has one multiplier)"
         ),
-        "steps": steps,
         "normalize": "joint",
         "loss_star": 0.0,
         "W0": "0",
@@ -176,6 +187,7 @@ def compute_fig6(
         "stopped_at": stopped,
         "control": control,
         "engine_methods": {m: "gd" if control == "null" else m for m in METHODS},
+        "settings": s.record(),
         "columns": dict(FIG6_COLUMNS),
     }
     return pd.concat(frames, ignore_index=True), meta

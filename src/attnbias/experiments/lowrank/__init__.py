@@ -20,8 +20,8 @@ from ...data.pretrained import download_models
 from ...data.text_lm import download_pile
 from .balance import BALANCE_COLUMNS, balance_rows, compute_balance, compute_figB, unbalance
 from .common import HEAD_COLUMNS, control_lambda, head_rows
-from .lm import LM_COLUMNS, gather_lm, lm_corpus, train_lm
-from .recall import RECALL_COLUMNS, gather_fig2, train_recall, train_recall_job
+from .lm import LM_COLUMNS, LMSettings, gather_lm, lm_corpus, train_lm
+from .recall import RECALL_COLUMNS, RecallSettings, gather_fig2, train_recall, train_recall_job
 from .toys import (
     CONVENTION,
     compute_fig1,
@@ -32,15 +32,18 @@ from .toys import (
     figL_teacher,
     soft_threshold,
 )
-from .vit import VIT_COLUMNS, gather_vit, train_vit_wd
+from .vit import VIT_COLUMNS, VitSettings, gather_vit, train_vit_wd
 
 __all__ = [
     "BALANCE_COLUMNS",
     "CONVENTION",
     "HEAD_COLUMNS",
     "LM_COLUMNS",
+    "LMSettings",
     "RECALL_COLUMNS",
+    "RecallSettings",
     "VIT_COLUMNS",
+    "VitSettings",
     "balance_rows",
     "compute_balance",
     "compute_fig1",

@@ -13,12 +13,15 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ...io import gathered_control
+from ..settings import Settings
 from .common import HEAD_COLUMNS, control_lambda, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
@@ -109,54 +112,65 @@ def lm_corpus(
     raise ValueError(f"unknown corpus {corpus!r} (tweets or hub)")
 
 
+@dataclass(frozen=True, kw_only=True)
+class LMSettings(Settings):
+    """The ``lowrank: lm`` block: corpus, model and AdamW settings shared by every GPT-2 run
+    (descriptions in ``workflow/schemas/lowrank.schema.yaml``)."""
+
+    corpus: str
+    source: str | None
+    tokenizer: str
+    train_split: str
+    val_split: str
+    vocab_size: int
+    min_count: int
+    val_fraction: float
+    train_tokens: int | None
+    val_tokens: int | None
+    n_layer: int
+    n_head: int
+    n_embd: int
+    ctx: int
+    batch_size: int
+    grad_accum: int
+    steps: int
+    steps_per_epoch: int
+    lr: float
+    betas: list[float]
+    eps: float
+    warmup_steps: int
+    final_lr_frac: float
+    grad_clip: float | None
+    val_windows: int
+    single_pass: bool
+    pad_vocab_to: int
+    compile: bool
+
+
 def train_lm(
-    lam_sa: float,
-    lam_mlp: float,
+    settings: LMSettings | Mapping,
+    sa: float,
+    mlp: float,
     seed: int,
-    corpus: str,
-    tokenizer: str,
-    n_layer: int,
-    n_head: int,
-    n_embd: int,
-    ctx: int,
-    batch_size: int,
-    steps: int,
-    steps_per_epoch: int,
-    lr: float,
-    betas: list[float],
-    eps: float,
-    warmup_steps: int,
-    final_lr_frac: float,
-    grad_clip: float | None,
-    val_windows: int,
-    single_pass: bool,
-    vocab_size: int = 512,
-    min_count: int = 50,
-    val_fraction: float = 0.1,
-    token_dir: str | None = None,
     tokens: str | None = None,
-    grad_accum: int = 1,
-    pad_vocab_to: int = 1,
-    compile: bool = False,
-    source: str | None = None,
-    train_tokens: int | None = None,
-    val_tokens: int | None = None,
+    token_dir: str | None = None,
     checkpoint=None,
     metrics_log=None,
     accelerator: str = "auto",
     progress: bool = False,
     control: str = "none",
 ):
-    """Train one GPT-2 LM with AdamW (λ_SA on attention, λ_MLP on MLP matrices) on token windows
-    from the engine's online source, then record per-head rank/balance metrics of every layer and
-    the validation perplexity.  Returns ``{"run": (df, meta)}``.
+    """Train one GPT-2 LM with AdamW (λ_SA = ``sa`` on attention, λ_MLP = ``mlp`` on MLP
+    matrices) on token windows from the engine's online source, then record per-head rank/balance
+    metrics of every layer and the validation perplexity.  Returns ``{"run": (df, meta)}``; the
+    meta records ``settings`` (:class:`LMSettings`) once.
 
     Hub tokens (``corpus="hub"``) are read from ``token_dir``, or from the folder beside the
     marker ``tokens`` written by the download rule (results/downloads/lowrank/pile.csv ->
     results/downloads/lowrank/pile/).
 
     ``control="null"`` (``--config control=null``) trains with λ_SA = 0 whatever ``lam_sa`` says
-    (λ_MLP unchanged); ``lam_sa`` stays the run's label and the meta records ``lam_sa_used``."""
+    (λ_MLP unchanged); ``sa`` stays the run's label and the meta records ``lam_sa_used``."""
     import torch
 
     from ...data.text_lm import WindowSampler, eval_windows
@@ -164,28 +178,30 @@ def train_lm(
     from ...train import TrainConfig, fit, resolve_device
 
     t0 = time.perf_counter()
+    s = LMSettings.of(settings)
+    lam_sa, lam_mlp = sa, mlp
     lam_sa_used = control_lambda(lam_sa, control)
     device = resolve_device(accelerator)
     if token_dir is None and tokens:
         token_dir = str(Path(tokens).with_suffix(""))
-    data = lm_corpus(corpus, tokenizer, vocab_size, min_count, val_fraction, token_dir)
+    data = lm_corpus(s.corpus, s.tokenizer, s.vocab_size, s.min_count, s.val_fraction, token_dir)
     model = build_gpt2(
         data.vocab_size,
-        ctx,
-        n_embd,
-        n_layer,
-        n_head,
+        s.ctx,
+        s.n_embd,
+        s.n_layer,
+        s.n_head,
         data.eos_id,
         seed=seed,
-        pad_vocab_to=pad_vocab_to,
+        pad_vocab_to=s.pad_vocab_to,
     )
-    sampler = WindowSampler(data.train, ctx, batch_size, seed, single_pass=single_pass)
-    val = torch.from_numpy(eval_windows(data.val, ctx, val_windows))
+    sampler = WindowSampler(data.train, s.ctx, s.batch_size, seed, single_pass=s.single_pass)
+    val = torch.from_numpy(eval_windows(data.val, s.ctx, s.val_windows))
     use_bf16 = device.type == "cuda"
 
     def on_epoch_end(m, epoch):
         vl = eval_lm_loss(
-            m, val, batch_size=max(1, batch_size // grad_accum), device=device, bf16=use_bf16
+            m, val, batch_size=max(1, s.batch_size // s.grad_accum), device=device, bf16=use_bf16
         )
         log.info(
             "λ_SA=%g λ_MLP=%g seed=%d epoch %d: validation loss %.4f",
@@ -197,26 +213,26 @@ def train_lm(
         )
         return {"val_loss": vl}
 
-    if steps % steps_per_epoch:
+    if s.steps % s.steps_per_epoch:
         raise ValueError(
-            f"steps ({steps}) must be a multiple of steps_per_epoch ({steps_per_epoch})"
+            f"steps ({s.steps}) must be a multiple of steps_per_epoch ({s.steps_per_epoch})"
         )
     cfg = TrainConfig(
-        epochs=steps // steps_per_epoch,
-        batch_size=batch_size,
-        lr=lr,
+        epochs=s.steps // s.steps_per_epoch,
+        batch_size=s.batch_size,
+        lr=s.lr,
         optimizer="adamw",
         seed=seed,
-        steps_per_epoch=steps_per_epoch,
-        compile=compile,
+        steps_per_epoch=s.steps_per_epoch,
+        compile=s.compile,
         schedule="cosine",
-        warmup_steps=warmup_steps,
-        final_lr_frac=final_lr_frac,
-        grad_clip=grad_clip,
-        grad_accum=grad_accum,
+        warmup_steps=s.warmup_steps,
+        final_lr_frac=s.final_lr_frac,
+        grad_clip=s.grad_clip,
+        grad_accum=s.grad_accum,
         extra={
-            "betas": tuple(betas),
-            "eps": eps,
+            "betas": tuple(s.betas),
+            "eps": s.eps,
             **({"fused": True} if device.type == "cuda" else {}),
         },
     )
@@ -236,7 +252,7 @@ def train_lm(
     )
     val_loss = float(history[-1]["val_loss"])
     baselines = ngram_baselines(data.train, val.numpy(), data.vocab_size)
-    rows = head_rows(model, steps, True)
+    rows = head_rows(model, s.steps, True)
     df = pd.DataFrame(rows)
     for k, v in (("seed", seed), ("lam_mlp", float(lam_mlp)), ("lam_sa", float(lam_sa))):
         df.insert(0, k, v)
@@ -244,8 +260,8 @@ def train_lm(
     df["val_ppl"] = math.exp(val_loss)
     df["train_loss"] = float(history[-1]["train_loss"])
     train_s = sum(float(h.get("epoch_seconds", 0.0)) for h in history)
-    tokens = steps * batch_size * ctx
-    d_head = n_embd // n_head
+    tokens = s.steps * s.batch_size * s.ctx
+    d_head = s.n_embd // s.n_head
     meta = {
         "lam_sa": lam_sa,
         "lam_sa_used": lam_sa_used,
@@ -261,7 +277,7 @@ def train_lm(
         "train_s": train_s,
         "tokens": tokens,
         "tokens_per_s": tokens / train_s if train_s > 0 else None,
-        "flops_per_token": flops_per_token(model, ctx),
+        "flops_per_token": flops_per_token(model, s.ctx),
         "corpus": {
             "name": data.name,
             "stand_in": data.stand_in,
@@ -270,33 +286,22 @@ def train_lm(
             "eos_id": data.eos_id,
             **data.info,
         },
+        # what the settings imply; the settings themselves are recorded once, below
         "model": {
             "class": "transformers.GPT2LMHeadModel",
-            "n_layer": n_layer,
-            "n_head": n_head,
-            "n_embd": n_embd,
             "d_head": d_head,
-            "ctx": ctx,
             "parameters": sum(p.numel() for p in model.parameters()),
         },
         "optimizer": {
             "name": "AdamW",
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
             "schedule": "cosine",
-            "warmup_steps": warmup_steps,
-            "final_lr_frac": final_lr_frac,
-            "grad_clip": grad_clip,
-            "batch_size": batch_size,
-            "grad_accum": grad_accum,
-            "steps": steps,
             "decay": {
                 "attn": "c_attn, c_proj weights",
                 "mlp": "c_fc, c_proj weights",
                 "none": "biases, LayerNorms, wte (tied), wpe",
             },
         },
+        "settings": s.record(),
         "history": [{k: v for k, v in h.items()} for h in history],
         "columns": dict(
             LM_COLUMNS,
@@ -357,7 +362,7 @@ def gather_lm(
         "preset": preset,
         "control": gathered_control(control, runs),
         # the corpus and tokenizer the runs read (hub ids or local directories)
-        "sources": {k: first.get("settings", {}).get(k) for k in ("source", "tokenizer")},
+        "sources": {k: first["settings"][k] for k in ("source", "tokenizer")},
         "layers_fig3": list(layers_fig3),
         "layers_figC": list(layers_figC),
         "grid": grid,
@@ -365,6 +370,7 @@ def gather_lm(
         "corpus": first["corpus"],
         "model": first["model"],
         "optimizer": first["optimizer"],
+        "settings": first["settings"],
         "columns": first["columns"],
     }
     return df.reset_index(drop=True), meta

@@ -11,11 +11,14 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ...io import gathered_control
+from ..settings import Settings, sweep
 from .common import HEAD_COLUMNS, control_lambda, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
@@ -38,23 +41,35 @@ def _device(accelerator: str):
     return torch.device("cpu")
 
 
+@dataclass(frozen=True, kw_only=True)
+class RecallSettings(Settings):
+    """The ``lowrank: fig2`` block: task, model and AdamW settings of the recall runs (descriptions
+    in ``workflow/schemas/lowrank.schema.yaml``); ``lambdas``, ``seeds`` and ``solved_acc`` span
+    the sweep (a run gets its point ``lam``, ``seed``)."""
+
+    solved_acc: float | None = sweep()
+    n_pairs: int
+    n_keys: int
+    n_values: int
+    d_model: int
+    n_heads: int
+    n_layers: int
+    batch: int
+    steps: int
+    lr: float
+    betas: list[float]
+    eps: float
+    lambdas: list[float] | None = sweep()
+    seeds: list[int] | None = sweep()
+    log_every: int
+    eval_samples: int
+    spectra_at: list[int]
+
+
 def train_recall(
+    settings: RecallSettings | Mapping,
     lam: float,
     seed: int,
-    n_pairs: int,
-    n_keys: int,
-    n_values: int,
-    d_model: int,
-    n_heads: int,
-    n_layers: int,
-    batch: int,
-    steps: int,
-    lr: float,
-    betas: list[float],
-    eps: float,
-    log_every: int,
-    eval_samples: int,
-    spectra_at: list[int],
     accelerator: str = "cpu",
     weights_path: str | None = None,
     checkpoint=None,
@@ -82,17 +97,18 @@ def train_recall(
     from ...models.recall import RecallTransformer
     from ...train import TrainConfig, fit
 
+    s = RecallSettings.of(settings)
     lam_used = control_lambda(lam, control)
     dev = _device(accelerator)
-    task = RecallTask(n_pairs, n_keys, n_values)
+    task = RecallTask(s.n_pairs, s.n_keys, s.n_values)
     torch.manual_seed(seed)
-    model = RecallTransformer(task.vocab, task.seq_len, d_model, n_heads, n_layers).to(dev)
-    spectra = set(int(s) for s in spectra_at) | {steps}
-    chunk = math.gcd(int(log_every), int(steps))
+    model = RecallTransformer(task.vocab, task.seq_len, s.d_model, s.n_heads, s.n_layers).to(dev)
+    spectra = set(int(i) for i in s.spectra_at) | {s.steps}
+    chunk = math.gcd(int(s.log_every), int(s.steps))
     t0 = time.perf_counter()
 
     def batch_fn(step, generator=None):
-        x, y = task.batch(batch, seed, step)
+        x, y = task.batch(s.batch, seed, step)
         return {"x": torch.from_numpy(x), "y": torch.from_numpy(y)}
 
     def loss_fn(m, b):
@@ -100,7 +116,7 @@ def train_recall(
 
     def on_epoch_end(m, epoch):
         step = epoch * chunk
-        if step % log_every and step != steps:
+        if step % s.log_every and step != s.steps:
             return {"step": step}
         with torch.no_grad():
             loss = float(loss_fn(m, {k: v.to(dev) for k, v in batch_fn(step).items()})[0])
@@ -129,16 +145,16 @@ def train_recall(
         return {"step": step, "rows": rows}
 
     cfg = TrainConfig(
-        epochs=steps // chunk,
-        batch_size=batch,
-        lr=lr,
+        epochs=s.steps // chunk,
+        batch_size=s.batch,
+        lr=s.lr,
         optimizer="adamw",
         weight_decay=0.0,
         seed=seed,
         steps_per_epoch=chunk,
         bf16=False,
-        ckpt_every=max(1, log_every // chunk),
-        extra={"betas": tuple(betas), "eps": eps},
+        ckpt_every=max(1, s.log_every // chunk),
+        extra={"betas": tuple(s.betas), "eps": s.eps},
     )
     history = fit(
         model,
@@ -158,12 +174,12 @@ def train_recall(
     correct = 0
     model.eval()
     with torch.no_grad():
-        for start in range(0, eval_samples, 1024):
-            n = min(1024, eval_samples - start)
+        for start in range(0, s.eval_samples, 1024):
+            n = min(1024, s.eval_samples - start)
             x, y = task.batch(n, seed, start // 1024, stream=EVAL_STREAM)
             pred = model(torch.from_numpy(x).to(dev), last_only=True).argmax(-1).cpu().numpy()
             correct += int(np.sum(pred == y))
-    acc = correct / eval_samples
+    acc = correct / s.eval_samples
     if weights_path:
         from pathlib import Path
 
@@ -182,46 +198,47 @@ def train_recall(
         "accuracy": acc,
         "device": str(dev),
         "wall_s": time.perf_counter() - t0,
-        "task": {
-            "n_pairs": n_pairs,
-            "n_keys": n_keys,
-            "n_values": n_values,
-            "seq_len": task.seq_len,
-            "vocab": task.vocab,
-        },
+        # what the settings imply; the settings themselves are recorded once, below
+        "task": {"seq_len": task.seq_len, "vocab": task.vocab},
         "model": {
-            "d_model": d_model,
-            "n_heads": n_heads,
-            "n_layers": n_layers,
-            "d_head": d_model // n_heads,
+            "d_head": s.d_model // s.n_heads,
             "class": "attnbias.models.recall.RecallTransformer",
         },
-        "optimizer": {
-            "name": "AdamW",
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "decay_on": "W_Q, W_K, W_V, P",
-        },
+        "optimizer": {"name": "AdamW", "decay_on": "W_Q, W_K, W_V, P"},
+        "settings": s.record(),
         "engine": {"loop": "attnbias.train.fit (online batch_fn)", "steps_per_epoch": chunk},
         "columns": dict(
             RECALL_COLUMNS,
             **{
                 f"s{i + 1}": f"singular value {i + 1} (at spectra steps and the end; else NaN)"
-                for i in range(d_model // n_heads)
+                for i in range(s.d_model // s.n_heads)
             },
         ),
     }
     return df, meta
 
 
-def train_recall_job(checkpoint=None, metrics_log=None, accelerator: str = "cpu", **settings):
-    """Workflow entry point (scripts/train.py): one Fig 2 run with an undeclared resume checkpoint;
-    returns ``{"csv": (df, meta)}``."""
+def train_recall_job(
+    settings: RecallSettings | Mapping,
+    lam: float,
+    seed: int,
+    checkpoint=None,
+    metrics_log=None,
+    accelerator: str = "cpu",
+    control: str = "none",
+):
+    """Workflow entry point (scripts/train.py): one Fig 2 run (:func:`train_recall`) with an
+    undeclared resume checkpoint; returns ``{"csv": (df, meta)}``."""
     return {
         "csv": train_recall(
-            **settings, accelerator=accelerator, checkpoint=checkpoint, metrics_log=metrics_log
-        )
+            settings,
+            lam,
+            seed,
+            accelerator=accelerator,
+            checkpoint=checkpoint,
+            metrics_log=metrics_log,
+            control=control,
+        )  # fmt: skip
     }
 
 
@@ -259,6 +276,7 @@ def gather_fig2(
         "task": first["task"],
         "model": first["model"],
         "optimizer": first["optimizer"],
+        "settings": first["settings"],
         "columns": first["columns"],
     }
     return df.reset_index(drop=True), meta

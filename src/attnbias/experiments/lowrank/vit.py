@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pandas as pd
 
 from ...data.imagenet import HubImageBatches, load_image_dataset
 from ...io import gathered_control
+from ..settings import Settings, sweep
 from .common import HEAD_COLUMNS, control_lambda, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
@@ -31,34 +34,46 @@ VIT_COLUMNS = {
 }
 
 
+@dataclass(frozen=True, kw_only=True)
+class VitSettings(Settings):
+    """The ``lowrank: vit`` block: data, model and AdamW settings of the Fig 3 ViTs (descriptions
+    in ``workflow/schemas/lowrank.schema.yaml``); ``lam_attn``, ``seeds`` and ``solved_acc`` span
+    the sweep (a run gets its point ``attn``, ``seed``)."""
+
+    dataset: str
+    source: str | None
+    image_size: int
+    patch_size: int
+    hidden: int
+    layers: int
+    heads: int
+    mlp: int
+    batch_size: int
+    grad_accum: int
+    epochs: int
+    lr: float
+    betas: list[float]
+    eps: float
+    schedule: str
+    warmup_steps: int
+    final_lr_frac: float
+    grad_clip: float | None
+    mixup: float
+    lam_attn: list[float] | None = sweep()
+    lam_other: float
+    seeds: list[int] | None = sweep()
+    solved_acc: float | None = sweep()
+    data_seed: int
+    test_fraction: float
+    eval_limit: int | None
+    workers: int
+    compile: bool
+
+
 def train_vit_wd(
-    lam_attn: float,
-    lam_other: float,
+    settings: VitSettings | Mapping,
+    attn: float,
     seed: int,
-    dataset: str,
-    image_size: int,
-    patch_size: int,
-    hidden: int,
-    layers: int,
-    heads: int,
-    mlp: int,
-    batch_size: int,
-    epochs: int,
-    lr: float,
-    betas: list[float],
-    eps: float,
-    source: str | None = None,
-    schedule: str = "constant",
-    warmup_steps: int = 0,
-    final_lr_frac: float = 0.0,
-    grad_clip: float | None = None,
-    grad_accum: int = 1,
-    mixup: float = 0.0,
-    data_seed: int = 0,
-    test_fraction: float = 0.2,
-    eval_limit: int | None = None,
-    workers: int = 8,
-    compile: bool = False,
     checkpoint=None,
     metrics_log=None,
     accelerator: str = "auto",
@@ -77,29 +92,39 @@ def train_vit_wd(
     from ...train import TrainConfig, fit, resolve_device
 
     t0 = time.perf_counter()
+    s = VitSettings.of(settings)
+    lam_attn = attn
     lam_attn_used = control_lambda(lam_attn, control)
     device = resolve_device(accelerator)
-    data = load_image_dataset(dataset, source, data_seed, test_fraction)
+    data = load_image_dataset(s.dataset, s.source, s.data_seed, s.test_fraction)
     sched = dict(
-        schedule=schedule,
-        warmup_steps=warmup_steps,
-        final_lr_frac=final_lr_frac,
-        grad_clip=grad_clip,
-        grad_accum=grad_accum,
+        schedule=s.schedule,
+        warmup_steps=s.warmup_steps,
+        final_lr_frac=s.final_lr_frac,
+        grad_clip=s.grad_clip,
+        grad_accum=s.grad_accum,
     )
     extra = {
-        "betas": tuple(betas),
-        "eps": eps,
+        "betas": tuple(s.betas),
+        "eps": s.eps,
         **({"fused": True} if device.type == "cuda" else {}),
     }
-    if dataset == "digits":
+    if s.dataset == "digits":
         channels, n_classes = data.x_train.shape[1], int(data.y_train.max()) + 1
         model = build_vit(
-            image_size, patch_size, channels, hidden, layers, heads, mlp, n_classes, seed
+            s.image_size,
+            s.patch_size,
+            channels,
+            s.hidden,
+            s.layers,
+            s.heads,
+            s.mlp,
+            n_classes,
+            seed,
         )
         train = {"x": data.normalise(data.x_train), "y": data.y_train}
         test_x, test_y = data.normalise(data.x_test), data.y_test
-        stand_in = data.stand_in.replace("16×16", f"{image_size}×{image_size}")
+        stand_in = data.stand_in.replace("16×16", f"{s.image_size}×{s.image_size}")
 
         def loss_fn(m, b):
             logits = m(pixel_values=b["x"]).logits
@@ -108,12 +133,12 @@ def train_vit_wd(
             }
 
         cfg = TrainConfig(
-            epochs=epochs,
-            batch_size=batch_size,
-            lr=lr,
+            epochs=s.epochs,
+            batch_size=s.batch_size,
+            lr=s.lr,
             optimizer="adamw",
             seed=seed,
-            compile=compile,
+            compile=s.compile,
             extra=extra,
             **sched,
         )
@@ -126,7 +151,7 @@ def train_vit_wd(
             checkpoint=checkpoint,
             metrics_log=metrics_log,
             image_key=None,
-            param_groups=vit_param_groups(model, lam_attn_used, lam_other),
+            param_groups=vit_param_groups(model, lam_attn_used, s.lam_other),
             progress=progress,
         )
         model.eval()
@@ -144,10 +169,12 @@ def train_vit_wd(
     else:
         train_ds, test_ds = data
         n_classes = train_ds.features["label"].num_classes
-        model = build_vit(image_size, patch_size, 3, hidden, layers, heads, mlp, n_classes, seed)
-        spe = len(train_ds) // batch_size
+        model = build_vit(
+            s.image_size, s.patch_size, 3, s.hidden, s.layers, s.heads, s.mlp, n_classes, seed
+        )
+        spe = len(train_ds) // s.batch_size
         batches = HubImageBatches(
-            train_ds, image_size, batch_size, seed, spe, mixup=mixup, workers=workers
+            train_ds, s.image_size, s.batch_size, seed, spe, mixup=s.mixup, workers=s.workers
         )
 
         def loss_fn(m, b):
@@ -160,12 +187,12 @@ def train_vit_wd(
             return loss, {}
 
         cfg = TrainConfig(
-            epochs=epochs,
-            batch_size=batch_size,
-            lr=lr,
+            epochs=s.epochs,
+            batch_size=s.batch_size,
+            lr=s.lr,
             optimizer="adamw",
             seed=seed,
-            compile=compile,
+            compile=s.compile,
             steps_per_epoch=spe,
             extra=extra,
             **sched,
@@ -179,18 +206,18 @@ def train_vit_wd(
             checkpoint=checkpoint,
             metrics_log=metrics_log,
             image_key=None,
-            param_groups=vit_param_groups(model, lam_attn_used, lam_other),
+            param_groups=vit_param_groups(model, lam_attn_used, s.lam_other),
             progress=progress,
             batch_fn=batches,
         )
         model.eval()
-        ev = HubImageBatches(test_ds, image_size, batch_size, seed, 1, workers=workers)
+        ev = HubImageBatches(test_ds, s.image_size, s.batch_size, seed, 1, workers=s.workers)
         correct = n_test = 0
         with (
             torch.no_grad(),
             torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda"),
         ):
-            for x, y in ev.eval_batches(eval_limit):
+            for x, y in ev.eval_batches(s.eval_limit):
                 correct += int(
                     (model(pixel_values=x.to(device)).logits.argmax(-1).cpu() == y).sum()
                 )
@@ -198,50 +225,39 @@ def train_vit_wd(
         acc = correct / max(n_test, 1)
         stand_in = None
     df = pd.DataFrame(head_rows(model, len(history) - 1, True))
-    for k, v in (("seed", seed), ("lam_other", float(lam_other)), ("lam_attn", float(lam_attn))):
+    for k, v in (("seed", seed), ("lam_other", float(s.lam_other)), ("lam_attn", float(lam_attn))):
         df.insert(0, k, v)
     df = df.drop(columns=["step"])
     df["test_acc"] = acc
     df["train_loss"] = float(history[-1]["train_loss"])
-    d_head = hidden // heads
+    d_head = s.hidden // s.heads
     meta = {
         "lam_attn": lam_attn,
         "lam_attn_used": lam_attn_used,
         "control": control,
-        "lam_other": lam_other,
+        "lam_other": s.lam_other,
         "seed": seed,
         "test_acc": acc,
         "n_test": n_test,
         "device": str(device),
         "wall_s": time.perf_counter() - t0,
-        "dataset": dataset,
+        "dataset": s.dataset,
         "stand_in": stand_in,
+        # what the settings imply; the settings themselves are recorded once, below
         "model": {
             "class": "transformers.ViTForImageClassification",
-            "image_size": image_size,
-            "patch_size": patch_size,
-            "hidden": hidden,
-            "layers": layers,
-            "heads": heads,
-            "mlp": mlp,
             "d_head": d_head,
-            "tokens": (image_size // patch_size) ** 2 + 1,
+            "tokens": (s.image_size // s.patch_size) ** 2 + 1,
         },
         "optimizer": {
             "name": "AdamW",
-            "lr": lr,
-            "betas": betas,
-            "eps": eps,
-            "batch_size": batch_size,
-            "epochs": epochs,
-            **sched,
-            "mixup": mixup,
             "decay": {
                 "attn": "q, k, v, o weights",
                 "other": "MLP and classifier weights",
                 "none": "biases, LayerNorms, patch/position embeddings, CLS",
             },
         },
+        "settings": s.record(),
         "history": history,
         "columns": dict(
             VIT_COLUMNS,
@@ -280,6 +296,7 @@ def gather_vit(parts: list[str], preset: str, solved_acc: float, control: str = 
         "stand_in": first["stand_in"],
         "model": first["model"],
         "optimizer": first["optimizer"],
+        "settings": first["settings"],
         "source": first.get("settings", {}).get("source"),  # hub id or local directory
         "columns": first["columns"],
     }

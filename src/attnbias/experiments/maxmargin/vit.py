@@ -3,12 +3,15 @@ engine (:mod:`attnbias.train`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ...io import check_control
+from ..settings import Settings
 
 VIT_FIG7_COLUMNS = {
     "epoch": "epoch (0 = at initialisation)",
@@ -51,33 +54,41 @@ def _image_data(dataset: str, data_seed: int, cifar_source: str):
     raise ValueError(f"unknown dataset {dataset!r} (digits | cifar10)")
 
 
+@dataclass(frozen=True, kw_only=True)
+class ViTSettings(Settings):
+    """The ``maxmargin: vit`` block (described in ``workflow/schemas/maxmargin.schema.yaml``):
+    data, ViT and optimiser of the Figs 6-7 run."""
+
+    cifar_source: str
+    dataset: str
+    image_size: int
+    patch_size: int
+    hidden: int
+    layers: int
+    heads: int
+    mlp: int
+    optimizer: str
+    lr: float
+    momentum: float
+    batch_size: int
+    epochs: int
+    augment_pad: int
+    augment_flip: bool
+    probe_size: int
+    zeta_snapshots: int
+    map_epochs: list[int]
+    map_classes: list[int]
+    seed: int
+    compile: bool
+
+
 def train_vit(
-    dataset: str,
-    image_size: int,
-    patch_size: int,
-    hidden: int,
-    layers: int,
-    heads: int,
-    mlp: int,
-    optimizer: str,
-    lr: float,
-    momentum: float,
-    batch_size: int,
-    epochs: int,
-    augment_pad: int,
-    augment_flip: bool,
-    probe_size: int,
-    map_epochs: list[int],
-    map_classes: list[int],
-    seed: int,
+    settings: ViTSettings | Mapping,
     data_seed: int = 0,
-    cifar_source: str = "uoft-cs/cifar10",
-    compile: bool = False,
     checkpoint=None,
     metrics_log=None,
     accelerator: str = "auto",
     control: str = "none",
-    zeta_snapshots: int = 1,
 ):
     """Train a ViT (weight decay 0) and record, every epoch, ζ of the last-layer [CLS] attention
     over a fixed probe set and ‖W_qᵀW_k‖_F; store the attention maps of fixed images at
@@ -93,6 +104,7 @@ def train_vit(
     Returns {"fig6": (maps DataFrame, meta), "fig7": (curves DataFrame, meta)}.
     """
     check_control(control)
+    s = ViTSettings.of(settings)
     import torch
 
     from ...metrics import soft_sparsity
@@ -107,38 +119,38 @@ def train_vit(
     from ...train import TrainConfig, fit, resolve_device
 
     device = resolve_device(accelerator)
-    splits = _image_data(dataset, data_seed, cifar_source)
+    splits = _image_data(s.dataset, data_seed, s.cifar_source)
     channels = splits.x_train.shape[1]
     model = build_vit(
-        image_size,
-        patch_size,
+        s.image_size,
+        s.patch_size,
         channels,
-        hidden,
-        layers,
-        heads,
-        mlp,
+        s.hidden,
+        s.layers,
+        s.heads,
+        s.mlp,
         int(splits.y_train.max()) + 1,
-        seed,
+        s.seed,
     )
     qk0 = [p.detach().clone().to(device) for p in qk_parameters(model, last_only=True)]
     frozen = freeze_qk(model) if control == "null" else 0
     if control == "null" and checkpoint is not None:  # never resume from a run of the other arm
         checkpoint = f"{checkpoint}.control-null"
     x_train = splits.normalise(splits.x_train)
-    probe_n = len(splits.x_test) if probe_size <= 0 else min(probe_size, len(splits.x_test))
+    probe_n = len(splits.x_test) if s.probe_size <= 0 else min(s.probe_size, len(splits.x_test))
     probe_x = splits.normalise(splits.x_test[:probe_n]).to(device)
     probe_y = splits.y_test[:probe_n].to(device)
     from ...data.images import first_of_each_class
 
-    map_idx = first_of_each_class(splits.y_test, map_classes)
+    map_idx = first_of_each_class(splits.y_test, s.map_classes)
     map_x = splits.normalise(splits.x_test[map_idx]).to(device)
-    grid = image_size // patch_size
+    grid = s.image_size // s.patch_size
     raw = splits.x_test[map_idx].float()
     raw = raw / 255.0 if splits.x_test.dtype == torch.uint8 else raw
-    patch_pix = torch.nn.functional.avg_pool2d(raw.mean(1, keepdim=True), patch_size)[:, 0].reshape(
-        len(map_idx), -1
-    )
-    wanted = set(map_epochs)
+    patch_pix = torch.nn.functional.avg_pool2d(raw.mean(1, keepdim=True), s.patch_size)[
+        :, 0
+    ].reshape(len(map_idx), -1)
+    wanted = set(s.map_epochs)
 
     def zetas(m):
         """(ζ, ζ₀, peak, logits) of the probe set at the current weights."""
@@ -147,9 +159,9 @@ def train_vit(
         return z[0], z[1], float(att.max(dim=-1).values.mean()), logits
 
     n_train = len(splits.x_train)
-    steps = max(1, n_train // batch_size)
+    steps = max(1, n_train // s.batch_size)
     # updates after which a within-epoch snapshot is taken (the epoch's end is the last one)
-    marks = {round(steps * j / zeta_snapshots) for j in range(1, zeta_snapshots)} - {0, steps}
+    marks = {round(steps * j / s.zeta_snapshots) for j in range(1, s.zeta_snapshots)} - {0, steps}
     within: list[tuple[float, float, float]] = []
 
     def after_backward(m, step):
@@ -164,9 +176,9 @@ def train_vit(
         snaps = [(z, z0, peak)] if epoch == 0 else [*within, (z, z0, peak)]
         within.clear()
         row = {
-            "zeta": float(np.mean([s[0] for s in snaps])),
-            "zeta_qk0": float(np.mean([s[1] for s in snaps])),
-            "peak": float(np.mean([s[2] for s in snaps])),
+            "zeta": float(np.mean([v[0] for v in snaps])),
+            "zeta_qk0": float(np.mean([v[1] for v in snaps])),
+            "peak": float(np.mean([v[2] for v in snaps])),
             "wnorm": combined_qk_norm(m),
             "probe_acc": float((logits.argmax(-1) == probe_y).float().mean()),
         }
@@ -180,16 +192,16 @@ def train_vit(
         return loss, {"train_acc": (logits.argmax(-1) == batch["y"]).float().mean().detach()}
 
     cfg = TrainConfig(
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        optimizer=optimizer,
-        momentum=momentum,
+        epochs=s.epochs,
+        batch_size=s.batch_size,
+        lr=s.lr,
+        optimizer=s.optimizer,
+        momentum=s.momentum,
         weight_decay=0.0,  # weight decay would cap ‖W‖ and mask the effect
-        seed=seed,
-        augment_pad=augment_pad,
-        augment_flip=augment_flip,
-        compile=compile,
+        seed=s.seed,
+        augment_pad=s.augment_pad,
+        augment_flip=s.augment_flip,
+        compile=s.compile,
     )
     history = fit(
         model,
@@ -227,30 +239,15 @@ def train_vit(
                 )
     maps_df = pd.DataFrame(rows, columns=list(VIT_FIG6_COLUMNS))
     common = {
-        "dataset": dataset,
+        "dataset": s.dataset,
         "stand_in": splits.stand_in,
         "device": str(device),
-        "model": {
-            "image_size": image_size,
-            "patch_size": patch_size,
-            "hidden": hidden,
-            "layers": layers,
-            "heads": heads,
-            "mlp": mlp,
-        },
-        "optimizer": {
-            "name": optimizer,
-            "lr": lr,
-            "momentum": momentum,
-            "batch_size": batch_size,
-            "weight_decay": 0.0,
-        },
-        "epochs": epochs,
+        "optimizer": {"weight_decay": 0.0},
         "probe_size": probe_n,
-        "zeta_snapshots": zeta_snapshots,
         "tokens": grid * grid + 1,
         "control": control,
         "frozen_qk_scalars": frozen,
+        "settings": s.record(),
     }
     return {
         "fig6": (
