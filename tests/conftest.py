@@ -115,3 +115,42 @@ def copy_workflow(dest: Path) -> Path:
     ignore = shutil.ignore_patterns(*COPY_IGNORE)
     shutil.copytree(ROOT, dest, ignore=ignore, dirs_exist_ok=True)
     return dest
+
+
+# --- Set-ups shared by the whole session (each is done once per test run) ----------------------
+
+
+def clone_run(src: Path, dest: Path) -> Path:
+    """A copy of a finished checkout ``src`` (sources, ``results/``, ``.snakemake/``) at ``dest``,
+    file dates kept, so that it is exactly as up to date as ``src``."""
+    shutil.copytree(src, dest, symlinks=True)  # copy2: modification times kept
+    return dest
+
+
+@pytest.fixture(scope="session")
+def finished_fig1c(tmp_path_factory):
+    """A private copy of the workflow in which ``maxmargin_fig1c`` (compute, claim, plot) really
+    ran, quick preset, default config.  Read-only: a test that changes it works on
+    :func:`clone_run` of it."""
+    checkout = copy_workflow(tmp_path_factory.mktemp("finished_fig1c") / "checkout")
+    snakemake_cmd("--cores", "2", "maxmargin_fig1c", cwd=checkout, check=True, timeout=900)
+    return checkout
+
+
+@pytest.fixture(scope="session")
+def quick_run(tmp_path_factory):
+    """The end-to-end run: ``cpu_figures checks`` at the CI configuration (tests/config/ci*.yaml;
+    the quick preset's deep-learning sizes) with claims_strict=true, in a private copy."""
+    d = copy_workflow(tmp_path_factory.mktemp("wf") / "attnbias")
+    res = snakemake_cmd(
+        "--cores", "2", "cpu_figures", "checks", "--configfile", *ci_configfiles(d),
+        "--config", "claims_strict=true", cwd=d, timeout=3000,
+    )  # fmt: skip
+    assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
+    return d
+
+
+def session_uses(request, fixture: str) -> bool:
+    """Whether any test collected in this session asks for ``fixture`` (a shared set-up that is
+    then worth reusing rather than redoing a part of it)."""
+    return any(fixture in getattr(item, "fixturenames", ()) for item in request.session.items)

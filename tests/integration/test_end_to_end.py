@@ -6,27 +6,13 @@ import re
 import zipfile
 
 import pytest
-from conftest import ci_configfiles, copy_workflow, snakemake_cmd
+from conftest import ci_configfiles, snakemake_cmd
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    d = copy_workflow(tmp_path_factory.mktemp("wf") / "attnbias")
-    cfgs = ci_configfiles(d)
-    res = snakemake_cmd(
-        "--cores",
-        "2",
-        "cpu_figures",
-        "checks",
-        "--configfile",
-        *cfgs,
-        "--config",
-        "claims_strict=true",
-        cwd=d,
-        timeout=3000,
-    )
-    assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
-    return d
+@pytest.fixture
+def run_dir(quick_run):
+    """The session's end-to-end run (:func:`conftest.quick_run`), shared with test_resume."""
+    return quick_run
 
 
 # Honest claims whose verdict at CI size is not reproducible: recorded in the summary and the

@@ -210,3 +210,17 @@ def test_global_grad_norm_is_the_norm_over_every_gradient_and_skips_missing_ones
     b.grad = torch.tensor([[4.0, 0.0], [0.0, 0.0]])
     assert global_grad_norm([a, b, c]).item() == pytest.approx(math.sqrt(25.0), rel=1e-15)
     assert global_grad_norm([c]).item() == 0.0
+
+
+def test_global_grad_norm_is_bit_identical_to_summing_squared_norms():
+    """The fused reduction of the short tensors changes no bit: the same float64 sum of each
+    tensor's squared_norm, in order, for short, chunk-sized and long tensors (float32, float64)."""
+    torch.manual_seed(0)
+    sizes = (1, 3, 48, 4095, 4096, 9000, 64)
+    params = [torch.zeros(n, requires_grad=True) for n in sizes]
+    params.append(torch.zeros(5, dtype=torch.float64, requires_grad=True))
+    for p in params:
+        p.grad = torch.randn_like(p) * 7
+    params[2].grad = None
+    ref = torch.stack([squared_norm(p.grad) for p in params if p.grad is not None]).sum().sqrt()
+    assert torch.equal(global_grad_norm(params), ref)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import copy_workflow, snakemake_cmd, tree_state
+from conftest import clone_run, snakemake_cmd, tree_state
 
 # The DAG-state tests: each gave a different answer in a checkout with a finished run before the
 # suite ran its dry runs in a private copy (the per-figure ones use --forceall anyway).
@@ -30,8 +30,8 @@ DAG_TESTS = " or ".join(
 
 
 def finish_run(checkout: Path) -> None:
-    """Give ``checkout`` the state of a finished ``all``: a real small target, the rest touched."""
-    snakemake_cmd("--cores", "1", "maxmargin_fig1c", cwd=checkout, check=True, timeout=900)
+    """Give ``checkout``, in which a real small target ran (``maxmargin_fig1c``), the state of a
+    finished ``all``: the rest touched."""
     plan = snakemake_cmd("-n", "--forceall", "--cores", "1", "all", cwd=checkout, check=True)
     outputs = {
         f.strip()
@@ -47,8 +47,8 @@ def finish_run(checkout: Path) -> None:
 
 
 @pytest.mark.slow
-def test_suite_passes_beside_a_finished_run_and_leaves_it_alone(tmp_path):
-    checkout = copy_workflow(tmp_path / "checkout")
+def test_suite_passes_beside_a_finished_run_and_leaves_it_alone(finished_fig1c, tmp_path):
+    checkout = clone_run(finished_fig1c, tmp_path / "checkout")
     finish_run(checkout)
     nothing = snakemake_cmd("-n", "--cores", "1", "all", cwd=checkout, check=True)
     assert "Nothing to be done" in nothing.stdout + nothing.stderr  # the state that broke tests

@@ -17,7 +17,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN, copy_workflow, snakemake_cmd
+from conftest import BIN, clone_run, snakemake_cmd
 
 TARGET = "maxmargin_fig1c"
 DATA = "results/data/maxmargin/fig1.csv"
@@ -52,9 +52,8 @@ def interrupt_forced_recompute(checkout, sig) -> None:
 
 
 @pytest.fixture
-def finished(tmp_path):
-    checkout = copy_workflow(tmp_path / "checkout")
-    snakemake_cmd("--cores", "1", TARGET, cwd=checkout, check=True, timeout=900)
+def finished(finished_fig1c, tmp_path):
+    checkout = clone_run(finished_fig1c, tmp_path / "checkout")  # the session's finished target
     assert nothing_to_do(checkout)
     return checkout
 

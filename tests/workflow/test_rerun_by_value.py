@@ -18,7 +18,7 @@ import shutil
 import time
 
 import pytest
-from conftest import copy_workflow, snakemake_cmd
+from conftest import clone_run, copy_workflow, snakemake_cmd
 
 TARGET = "maxmargin_fig1c"
 
@@ -42,11 +42,10 @@ def fig1_override(tmp_path, name, lr) -> str:
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    """A copy of the workflow in which ``maxmargin_fig1c`` really ran (quick preset)."""
-    checkout = copy_workflow(tmp_path_factory.mktemp("finished") / "checkout")
-    snakemake_cmd("--cores", "2", TARGET, cwd=checkout, check=True, timeout=900)
-    return checkout
+def finished(finished_fig1c, tmp_path_factory):
+    """A copy of the workflow in which ``maxmargin_fig1c`` really ran (quick preset): a clone of
+    the session's (:func:`conftest.finished_fig1c`)."""
+    return clone_run(finished_fig1c, tmp_path_factory.mktemp("finished") / "checkout")
 
 
 @pytest.mark.slow

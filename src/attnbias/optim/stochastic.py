@@ -37,14 +37,28 @@ def squared_norm(t: torch.Tensor, chunk: int = 4096) -> torch.Tensor:
     return total
 
 
-def global_grad_norm(params: Iterable[torch.Tensor]) -> torch.Tensor:
+def global_grad_norm(params: Iterable[torch.Tensor], chunk: int = 4096) -> torch.Tensor:
     """‖g‖ over the gradients of ``params`` (those with one), a float64 scalar on their device;
     the one gradient-norm function of SNGD, SPS and the SGD norm probe."""
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return torch.zeros((), dtype=torch.float64)
     device = grads[0].device
-    return torch.stack([squared_norm(g).to(device) for g in grads]).sum().sqrt()
+    squares: list = [None] * len(grads)
+    # the tensors shorter than a chunk (most of a model's): one fused norm per accumulation dtype,
+    # the same float operations as squared_norm on each (bit for bit), without its per-tensor
+    # Python work, which was 9 % of a small ViT's SNGD step on one CPU core
+    short: dict = {}
+    for i, g in enumerate(grads):
+        if g.numel() < chunk:
+            short.setdefault(torch.promote_types(g.dtype, torch.float32), []).append(i)
+        else:
+            squares[i] = squared_norm(g, chunk).to(device)
+    for acc, idx in short.items():
+        norms = torch._foreach_norm([grads[i].detach().reshape(-1) for i in idx], 2, dtype=acc)
+        for i, sq in zip(idx, torch.stack(norms).to(torch.float64).pow(2).unbind(), strict=True):
+            squares[i] = sq.to(device)
+    return torch.stack(squares).sum().sqrt()
 
 
 class SNGD(Optimizer):
