@@ -348,7 +348,7 @@ def test_recall_on_the_engine_reproduces_the_reference_loop(tmp_path):
     from attnbias.experiments import lowrank as lr
 
     torch.set_num_threads(1)
-    df, meta = lr.train_recall(lam=1.0, seed=0, weights_path=str(tmp_path / "w.pt"), **TINY)
+    df, meta = lr.train_recall(TINY, lam=1.0, seed=0, weights_path=str(tmp_path / "w.pt"))
     ref, logged = _reference_recall(lam=1.0, seed=0, **TINY)
     state = torch.load(tmp_path / "w.pt")
     for k, v in ref.state_dict().items():
@@ -366,7 +366,7 @@ def test_recall_logs_uneven_steps_and_resumes(tmp_path, monkeypatch):
 
     torch.set_num_threads(1)
     cfg = dict(TINY, steps=45)
-    full, _ = lr.train_recall(lam=0.5, seed=1, **cfg)
+    full, _ = lr.train_recall(cfg, lam=0.5, seed=1)
     assert sorted(full.step.unique()) == [0, 10, 20, 30, 40, 45]
     real = lr.head_rows
     calls = {"n": 0}
@@ -380,9 +380,9 @@ def test_recall_logs_uneven_steps_and_resumes(tmp_path, monkeypatch):
     ckpt = tmp_path / "ckpt.pt"
     monkeypatch.setattr(lr, "head_rows", dying)
     with pytest.raises(KeyboardInterrupt):
-        lr.train_recall(lam=0.5, seed=1, checkpoint=ckpt, **cfg)
+        lr.train_recall(cfg, lam=0.5, seed=1, checkpoint=ckpt)
     assert (
         torch.load(ckpt, weights_only=False)["epoch"] == 4
     )  # step 20 = epoch 4 of 9 (ckpt every 2 epochs)
-    resumed, meta = lr.train_recall(lam=0.5, seed=1, checkpoint=ckpt, **cfg)
+    resumed, meta = lr.train_recall(cfg, lam=0.5, seed=1, checkpoint=ckpt)
     pd.testing.assert_frame_equal(resumed, full)
