@@ -59,7 +59,7 @@ def main():
     for lam in lams:
         for seed in seeds:
             t0, c0 = time.perf_counter(), time.process_time()
-            _, meta = lr.train_recall(lam=lam, seed=seed, accelerator="cpu", **f2)
+            _, meta = lr.train_recall(f2, lam=lam, seed=seed, accelerator="cpu")
             dt, dc = time.perf_counter() - t0, time.process_time() - c0
             total, total_cpu = total + dt, total_cpu + dc
             rows.append(

@@ -112,9 +112,22 @@ def _accelerator(device) -> str:
 
 
 def _call(fn, settings: dict, **overrides):
-    """Call an experiment function with the settings it takes (config blocks hold more keys)."""
+    """Call an experiment function with the settings it takes (config blocks hold more keys).  A
+    job taking a typed ``settings`` object (attnbias.experiments.settings) gets it built from the
+    block's fields, and its other parameters (the run's point, inputs) by name."""
+    import dataclasses
+    import typing
+
+    from attnbias.experiments.settings import Settings
+
     params = inspect.signature(fn).parameters
-    kw = {k: v for k, v in {**settings, **overrides}.items() if k in params}
+    merged = {**settings, **overrides}
+    kw = {k: v for k, v in merged.items() if k in params and k != "settings"}
+    if "settings" in params:
+        hint = typing.get_type_hints(fn)["settings"]
+        cls = next(c for c in typing.get_args(hint) or (hint,) if issubclass(c, Settings))
+        names = {f.name for f in dataclasses.fields(cls)}
+        kw["settings"] = cls.of({k: v for k, v in merged.items() if k in names})
     return fn(**kw)
 
 
@@ -282,7 +295,7 @@ def fastrates_bert(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
                     s,
                     figure=fig,
                     model=str(model_dir),
-                    optimizer=opt,
+                    opt=opt,
                     lr=lr,
                     opt_settings=o,
                     steps=steps,
@@ -347,7 +360,7 @@ def fastrates_vit(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
             epochs=2,
             select_at=1,
             n_val=n_val,
-            optimizer="sngd",
+            opt="sngd",
             lr=lr,
             opt_settings=o,
             seed=0,
@@ -410,8 +423,8 @@ def lowrank_lm(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
         df, meta = _call(
             train_lm,
             s,
-            lam_sa=0.1,
-            lam_mlp=0.1,
+            sa=0.1,
+            mlp=0.1,
             seed=0,
             corpus="hub",
             token_dir=str(tokens),
@@ -497,7 +510,7 @@ def lowrank_vit(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
         df, meta = _call(
             lvit.train_vit_wd,
             s,
-            lam_attn=0.1,
+            attn=0.1,
             seed=0,
             epochs=2,
             accelerator=device.type,
