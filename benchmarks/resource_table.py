@@ -148,10 +148,13 @@ def _seconds(s) -> str:
 
 
 def sweep_of(job: dict) -> str:
-    """``paper/sweep`` of a `train` job (its folder results/data/<paper>/<sweep>/<batch>), else
-    ""."""
+    """``paper/sweep`` of a `train` job (its folder <results>/data/<paper>/<sweep>/<batch>, in the
+    run's results folder: results/, results/paper/, ...), else ""."""
     parts = Path(job["output"][0]).parts if job["output"] else ()
-    return "/".join(parts[2:4]) if len(parts) == 5 and parts[:2] == ("results", "data") else ""
+    if parts[:1] != ("results",) or "data" not in parts:
+        return ""
+    rest = parts[parts.index("data") + 1 :]
+    return "/".join(rest[:2]) if len(rest) == 3 else ""
 
 
 def table(jobs: list[dict], scale: str, all_rules: bool = False, cwd: Path = ROOT) -> pd.DataFrame:
