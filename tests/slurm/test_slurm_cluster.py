@@ -50,6 +50,7 @@ LOCK_WAIT_S = float(os.environ.get("ATTNBIAS_SLURM_LOCK_WAIT", "900"))
 # cluster; ATTNBIAS_SLURM_TRAIN_RULE overrides it ("" leaves training out).
 TRAIN_RULE = os.environ.get("ATTNBIAS_SLURM_TRAIN_RULE", "train")
 # Synthetic figures, and the plot-ready data their jobs of the (non-local) rule `compute` write
+# after their stages `instance` (both) and `svm` (Fig 3; Fig 4 has no SVM stage), also SLURM jobs
 # (the rules `plot` and `check` are local).
 FIGURES = {
     "maxmargin_fig4a": "results/data/maxmargin/fig4.csv",
@@ -241,7 +242,7 @@ def cluster_run(slurm_cluster, workflow_copy, train_job, tmp_path_factory):
     wf = workflow_copy
     cfgs = ci_configfiles(wf)
     targets = list(FIGURES)
-    expected_rules = {"compute"}
+    expected_rules = {"instance", "svm", "compute"}
     compare = {f"compute ({fig})": csv for fig, csv in FIGURES.items()}
     options = ["--configfile", *cfgs, "--slurm-keep-successful-logs"]
     if train_job:

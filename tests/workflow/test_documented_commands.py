@@ -152,7 +152,7 @@ DOCUMENTED = {
     "python benchmarks/bench_maxmargin.py": Run("Figs 1-5, 8", ("--groups", "fig1")),
     "python benchmarks/bench_workflow.py": Run("usage", ("--help",)),
     'python -c "from attnbias.closure import code_closure as c; '
-    "print(c('experiments.maxmargin.compute_fig1'))\"": Run("metrics/core.py"),
+    "print(c('experiments.maxmargin.compute_fig1'))\"": Run("svm/attention_svm.py"),
     # --- the SLURM recipe ----------------------------------------------------------------------
     "cp -r profiles/slurm profiles/mycluster": Shell("copies the shipped profile"),
     "$EDITOR profiles/mycluster/config.yaml": Shell("the user's account and partitions"),
@@ -207,13 +207,15 @@ def scheduled(stdout: str) -> list[tuple[str, list[str], dict]]:
 
 
 def made(jobs, kind: str) -> set[str]:
-    """``<paper>/<name>`` of the figures (``figures``), plot-ready data (``data``: one level deep,
-    training runs excluded) or training runs (``runs``) the jobs make."""
-    pattern = {
-        "figures": r"(?:^|/)figures/(\w+)/(\w+)\.pdf$",
-        "data": r"(?:^|/)data/(\w+)/(\w+)\.csv$",
-        "runs": r"(?:^|/)data/(\w+)/(\w+/.+)\.csv$",
-    }[kind]
+    """``<paper>/<name>`` of the figures (``figures``) or plot-ready data (``data``) the jobs make,
+    or the training batches (``runs``: the folders data/<paper>/<sweep>/<batch> of `train` jobs)."""
+    if kind == "runs":
+        pattern, jobs = r"(?:^|/)data/(\w+)/(\w+/[^/]+)$", [j for j in jobs if j[0] == "train"]
+    else:
+        pattern = {
+            "figures": r"(?:^|/)figures/(\w+)/(\w+)\.pdf$",
+            "data": r"(?:^|/)data/(\w+)/(\w+)\.csv$",
+        }[kind]
     return {f"{m[1]}/{m[2]}" for _, outs, _ in jobs for o in outs if (m := re.search(pattern, o))}
 
 

@@ -85,7 +85,8 @@ def test_a_finished_run_copied_into_a_fresh_checkout_is_up_to_date(finished, tmp
         shutil.copytree(finished / name, fresh / name, symlinks=True)  # copy2 keeps dates
     assert planned(dry(fresh)) == [], dry(fresh).stdout[-3000:]
 
-    core = fresh / "src" / "attnbias" / "metrics" / "core.py"
+    # a module the Fig 1 trajectories import (attnbias.closure: the compute job's code inputs)
+    core = fresh / "src" / "attnbias" / "optim" / "fullbatch.py"
     os.utime(core, (later + 60, later + 60))  # a touch: same content
     assert planned(dry(fresh)) == []
 
