@@ -15,7 +15,7 @@ schema) are fields declared with :func:`sweep`: a run is given its point instead
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeVar
 
 S = TypeVar("S", bound="Settings")
@@ -44,3 +44,25 @@ class Settings:
     def record(self) -> dict:
         """The settings as the sidecar records them (``meta["settings"]``): a plain dict."""
         return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ViTShape(Settings):
+    """The architecture keys every ViT block shares (maxmargin ``vit``, fastrates ``fig7``,
+    lowrank ``vit``), and the model they describe."""
+
+    image_size: int
+    patch_size: int
+    hidden: int
+    layers: int
+    heads: int
+    mlp: int
+
+    def build_vit(self, channels: int, n_classes: int, seed: int):
+        """A randomly initialised ViT of this shape (:func:`attnbias.models.vit.build_vit`)."""
+        from ..models.vit import build_vit
+
+        return build_vit(
+            self.image_size, self.patch_size, channels, self.hidden, self.layers, self.heads,
+            self.mlp, n_classes, seed,
+        )  # fmt: skip

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...io import check_control
-from ..settings import Settings, sweep
+from ..settings import ViTShape, sweep
 from .runs import (
     DL_COLUMNS,
     IMAGE_COLUMNS,
@@ -48,19 +48,13 @@ def _image_splits(dataset: str, source: str | None, n_val: int, data_seed: int):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ImageSettings(Settings):
+class ImageSettings(ViTShape):
     """The ``fastrates: fig7`` block (described in ``workflow/schemas/fastrates.schema.yaml``):
     data, ViT and schedule of the from-scratch runs; ``optimizers`` spans the sweep (a run gets
     its point ``opt``, ``lr`` and that optimiser's ``opt_settings``)."""
 
     dataset: str
     source: str | None
-    image_size: int
-    patch_size: int
-    hidden: int
-    layers: int
-    heads: int
-    mlp: int
     dropout: float
     batch_size: int
     epochs: int
@@ -97,7 +91,6 @@ def train_image(
     import torch
 
     from ... import train as engine
-    from ...models.vit import build_vit
 
     select_at = s.epochs if s.select_at is None else int(s.select_at)
     if not 0 < select_at <= s.epochs:
@@ -111,9 +104,7 @@ def train_image(
             f"{s.dataset} images are {width} pixels wide, not image_size={s.image_size}"
         )
     classes = int(sp.y_train.max()) + 1
-    net = build_vit(
-        s.image_size, s.patch_size, channels, s.hidden, s.layers, s.heads, s.mlp, classes, s.seed
-    )
+    net = s.build_vit(channels, classes, s.seed)
     if s.dropout > 0:  # build_vit has no dropout argument: set the probabilities of its modules
         for mod in net.modules():
             if isinstance(mod, torch.nn.Dropout):

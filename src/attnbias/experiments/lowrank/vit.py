@@ -19,7 +19,7 @@ import pandas as pd
 
 from ...data.imagenet import HubImageBatches, load_image_dataset
 from ...io import gathered_control
-from ..settings import Settings, sweep
+from ..settings import ViTShape, sweep
 from .common import HEAD_COLUMNS, control_lambda, head_rows
 
 log = logging.getLogger("attnbias.lowrank")
@@ -35,19 +35,13 @@ VIT_COLUMNS = {
 
 
 @dataclass(frozen=True, kw_only=True)
-class VitSettings(Settings):
+class VitSettings(ViTShape):
     """The ``lowrank: vit`` block: data, model and AdamW settings of the Fig 3 ViTs (descriptions
     in ``workflow/schemas/lowrank.schema.yaml``); ``lam_attn``, ``seeds`` and ``solved_acc`` span
     the sweep (a run gets its point ``attn``, ``seed``)."""
 
     dataset: str
     source: str | None
-    image_size: int
-    patch_size: int
-    hidden: int
-    layers: int
-    heads: int
-    mlp: int
     batch_size: int
     grad_accum: int
     epochs: int
@@ -88,7 +82,7 @@ def train_vit_wd(
     import torch
     import torch.nn.functional as F
 
-    from ...models.vit import build_vit, vit_param_groups
+    from ...models.vit import vit_param_groups
     from ...train import TrainConfig, fit, resolve_device
 
     t0 = time.perf_counter()
@@ -111,17 +105,7 @@ def train_vit_wd(
     }
     if s.dataset == "digits":
         channels, n_classes = data.x_train.shape[1], int(data.y_train.max()) + 1
-        model = build_vit(
-            s.image_size,
-            s.patch_size,
-            channels,
-            s.hidden,
-            s.layers,
-            s.heads,
-            s.mlp,
-            n_classes,
-            seed,
-        )
+        model = s.build_vit(channels, n_classes, seed)
         train = {"x": data.normalise(data.x_train), "y": data.y_train}
         test_x, test_y = data.normalise(data.x_test), data.y_test
         stand_in = data.stand_in.replace("16×16", f"{s.image_size}×{s.image_size}")
@@ -169,9 +153,7 @@ def train_vit_wd(
     else:
         train_ds, test_ds = data
         n_classes = train_ds.features["label"].num_classes
-        model = build_vit(
-            s.image_size, s.patch_size, 3, s.hidden, s.layers, s.heads, s.mlp, n_classes, seed
-        )
+        model = s.build_vit(3, n_classes, seed)
         spe = len(train_ds) // s.batch_size
         batches = HubImageBatches(
             train_ds, s.image_size, s.batch_size, seed, spe, mixup=s.mixup, workers=s.workers

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...io import check_control
-from ..settings import Settings
+from ..settings import ViTShape
 
 VIT_FIG7_COLUMNS = {
     "epoch": "epoch (0 = at initialisation)",
@@ -55,18 +55,12 @@ def _image_data(dataset: str, data_seed: int, cifar_source: str):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ViTSettings(Settings):
+class ViTSettings(ViTShape):
     """The ``maxmargin: vit`` block (described in ``workflow/schemas/maxmargin.schema.yaml``):
     data, ViT and optimiser of the Figs 6-7 run."""
 
     cifar_source: str
     dataset: str
-    image_size: int
-    patch_size: int
-    hidden: int
-    layers: int
-    heads: int
-    mlp: int
     optimizer: str
     lr: float
     momentum: float
@@ -109,7 +103,6 @@ def train_vit(
 
     from ...metrics import soft_sparsity
     from ...models.vit import (
-        build_vit,
         cls_attention,
         cls_attention_pair,
         combined_qk_norm,
@@ -121,17 +114,7 @@ def train_vit(
     device = resolve_device(accelerator)
     splits = _image_data(s.dataset, data_seed, s.cifar_source)
     channels = splits.x_train.shape[1]
-    model = build_vit(
-        s.image_size,
-        s.patch_size,
-        channels,
-        s.hidden,
-        s.layers,
-        s.heads,
-        s.mlp,
-        int(splits.y_train.max()) + 1,
-        s.seed,
-    )
+    model = s.build_vit(channels, int(splits.y_train.max()) + 1, s.seed)
     qk0 = [p.detach().clone().to(device) for p in qk_parameters(model, last_only=True)]
     frozen = freeze_qk(model) if control == "null" else 0
     if control == "null" and checkpoint is not None:  # never resume from a run of the other arm
