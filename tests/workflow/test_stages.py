@@ -71,3 +71,34 @@ def test_a_gd_setting_reruns_the_trajectories_only(finished, tmp_path):
 def test_a_data_setting_reruns_the_data_the_svm_and_the_trajectories(finished, tmp_path):
     jobs = dry_with(finished, tmp_path, "    C_values: [1.0, 3.0]\n")
     assert jobs == ["compute", "instance", "svm"], jobs
+
+
+def stage_jobs(*args) -> list[tuple[str, str]]:
+    """(rule, output) of the `instance` and `svm` jobs of a forced dry run of fastrates Figs 2, 9
+    and 10 (each job's output path is printed under it)."""
+    targets = [f"results/data/fastrates/fig{g}.csv" for g in (2, 9, 10)]
+    res = snakemake_cmd("-n", "-F", "--nolock", *targets, *args, check=True)
+    out = res.stdout + res.stderr
+    return sorted(
+        re.findall(r"^(?:local)?rule (instance|svm):\n(?:.*\n)*?\s+output: (\S+)", out, re.M)
+    )
+
+
+def test_figures_drawn_from_the_same_data_share_one_instance_and_one_svm_solution():
+    """Figs 9 and 10 draw the Fig 2 data at the same settings: one instance, one W_mm solve."""
+    assert stage_jobs() == [
+        ("instance", "results/stages/fastrates/fig2.instance.npz"),
+        ("svm", "results/stages/fastrates/fig2.svm.npz"),
+    ]
+
+
+def test_a_figure_whose_data_settings_differ_gets_its_own_instance(tmp_path):
+    path = tmp_path / "fig9.yaml"
+    path.write_text("fastrates:\n  fig9:\n    seeds: [0, 1]\n")
+    jobs = stage_jobs("--configfile", path)
+    assert sorted(o.rsplit("/", 1)[-1] for _, o in jobs) == [
+        "fig2.instance.npz",
+        "fig2.svm.npz",
+        "fig9.instance.npz",
+        "fig9.svm.npz",
+    ]

@@ -7,7 +7,9 @@
 # workflow/presets/paper.yaml, schema workflow/schemas/fastrates.schema.yaml.
 
 # The synthetic groups run in three stages (stages.smk): instance (the data, one instance per
-# seed) -> svm (W_mm per seed) -> compute (the GD / NGD / Polyak trajectories).
+# seed) -> svm (W_mm per seed) -> compute (the GD / NGD / Polyak trajectories).  Figs 8-10 draw
+# the Fig 2 data (data_of): at Fig 2's data settings (Figs 9, 10 in both presets) they read its
+# instance and W_mm, solved once; Fig 8 (σ > 0) gets its own.
 _FR_STAGES = dict(family="fastrates.synthetic", problems="fastrates.problems", svm=[])
 _FR_DATA = ["n", "T", "d", "sigma", "seeds"]
 _FR_WONLY = ["lr", "polyak_lr", "steps_gd", "steps_fast", "polyak_cap", "per_decade"]
@@ -31,7 +33,13 @@ register_stages(
     **_FR_STAGES,
 )
 register_stages(
-    "fastrates", "fig8", ["fig8"], data=_FR_DATA, gd=_FR_WONLY, **_FR_STAGES
+    "fastrates",
+    "fig8",
+    ["fig8"],
+    data=_FR_DATA,
+    gd=_FR_WONLY,
+    data_of="fig2",
+    **_FR_STAGES,
 )
 register_stages(
     "fastrates",
@@ -39,6 +47,7 @@ register_stages(
     ["fig9"],
     data=_FR_DATA,
     gd=["inits", "init_scale", *_FR_WONLY],
+    data_of="fig2",
     **_FR_STAGES,
 )
 register_stages(
@@ -47,6 +56,7 @@ register_stages(
     ["fig10"],
     data=_FR_DATA,
     gd=["lrs", "steps", "per_decade"],
+    data_of="fig2",
     **_FR_STAGES,
 )
 

@@ -76,28 +76,11 @@ def _svm(instance):
     return dict(info, Wmm=Wmm), SVM_DOC
 
 
-def _orth(n, T, d, sigma, seeds):
-    return _instance([fd.orth_data(n, T, d, sigma, s, True) for s in seeds])
-
-
 def instance_fig2(n, T, d, sigma, seeds):
-    """Fig 2: Example 1 (nearly orthogonal tokens), one instance per seed."""
-    return _orth(n, T, d, sigma, seeds)
-
-
-def instance_fig8(n, T, d, sigma, seeds):
-    """Fig 8: the Fig 2 data with noisy tokens (σ > 0)."""
-    return _orth(n, T, d, sigma, seeds)
-
-
-def instance_fig9(n, T, d, sigma, seeds):
-    """Fig 9: the Fig 2 data (the random initialisations are drawn by the trajectories)."""
-    return _orth(n, T, d, sigma, seeds)
-
-
-def instance_fig10(n, T, d, sigma, seeds):
-    """Fig 10: the Fig 2 data."""
-    return _orth(n, T, d, sigma, seeds)
+    """Fig 2: Example 1 (nearly orthogonal tokens, noisy when σ > 0), one instance per seed.
+    Figs 8 (σ > 0), 9 and 10 draw their data with it too (``data_of="fig2"`` in the workflow):
+    at Fig 2's settings they share its instance and its W_mm, solved once."""
+    return _instance([fd.orth_data(n, T, d, sigma, s, True) for s in seeds])
 
 
 def instance_fig5(n, T, d, seeds, opt_at_query):
@@ -110,4 +93,4 @@ def instance_fig3(n, T, d, sigma, seeds):
     return _instance([fd.gaussian_data(n, T, d, sigma, s) for s in seeds])
 
 
-svm_fig2 = svm_fig3 = svm_fig5 = svm_fig8 = svm_fig9 = svm_fig10 = _svm
+svm_fig2 = svm_fig3 = svm_fig5 = _svm

@@ -190,11 +190,12 @@ def wonly_runs(
     return pd.concat(frames, ignore_index=True), meta
 
 
-def _staged(group: str, settings: dict, data: list[str]):
+def _staged(group: str, settings: dict, data: list[str], data_of: str | None = None):
     """Run the stages of ``group`` in one call: its instance (from the settings named in
-    ``data``), W_mm and its trajectories."""
-    inst, _ = getattr(problems, f"instance_{group}")(**{k: settings[k] for k in data})
-    sol, _ = getattr(problems, f"svm_{group}")(inst)
+    ``data``, drawn as the data of ``data_of`` where given), W_mm and its trajectories."""
+    source = data_of or group
+    inst, _ = getattr(problems, f"instance_{source}")(**{k: settings[k] for k in data})
+    sol, _ = getattr(problems, f"svm_{source}")(inst)
     return globals()[f"trajectories_{group}"](inst, sol, **settings)
 
 
@@ -291,7 +292,7 @@ def compute_fig8(
     steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None, per_decade: int = 40,
 ):  # fmt: skip
     """Fig 8, the three stages in one call."""
-    return _staged("fig8", dict(locals()), _ORTH)
+    return _staged("fig8", dict(locals()), _ORTH, data_of="fig2")
 
 
 def trajectories_fig9(
@@ -334,7 +335,7 @@ def compute_fig9(
     polyak_cap: float | None = None, per_decade: int = 20,
 ):  # fmt: skip
     """Fig 9, the three stages in one call."""
-    return _staged("fig9", dict(locals()), _ORTH)
+    return _staged("fig9", dict(locals()), _ORTH, data_of="fig2")
 
 
 def trajectories_fig10(
@@ -356,7 +357,7 @@ def compute_fig10(
     per_decade: int = 10,
 ):  # fmt: skip
     """Fig 10, the three stages in one call."""
-    return _staged("fig10", dict(locals()), _ORTH)
+    return _staged("fig10", dict(locals()), _ORTH, data_of="fig2")
 
 
 def trajectories_fig3(
