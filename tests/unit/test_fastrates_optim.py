@@ -224,3 +224,36 @@ def test_global_grad_norm_is_bit_identical_to_summing_squared_norms():
     params[2].grad = None
     ref = torch.stack([squared_norm(p.grad) for p in params if p.grad is not None]).sum().sqrt()
     assert torch.equal(global_grad_norm(params), ref)
+
+
+def _quadratic_steps(opt_cls, scales, **kw):
+    """Steps of ``opt_cls`` on ½‖s·w‖² (loss and gradient scaled by ``s`` at each step)."""
+    w = torch.nn.Parameter(torch.ones(3, dtype=torch.float64))
+    opt = opt_cls([w], **kw)
+    for s in scales:
+        opt.zero_grad()
+        loss = 0.5 * (s * w).pow(2).sum()
+        loss.backward()
+        opt.step(loss=loss) if opt_cls is SPS else opt.step()
+    return opt
+
+
+def test_sps_own_step_counts_the_steps_below_the_cap_and_survives_a_checkpoint():
+    # the Polyak step of ½s²‖w‖² is 1/(c s²) = 2/s² at c = 0.5: below a cap of 10 for s = 1
+    free = _quadratic_steps(SPS, [1.0] * 4, lr=10.0, c=0.5)
+    assert free.own_step()["fraction"] == 1.0 and free.own_step()["steps"] == 4
+    capped = _quadratic_steps(SPS, [1.0] * 4, lr=0.1, c=0.5)  # 2 > 0.1: the cap on every step
+    assert capped.own_step()["own_steps"] == 0 and capped.own_step()["fraction"] == 0.0
+    w = torch.nn.Parameter(torch.ones(3, dtype=torch.float64))
+    again = SPS([w], lr=0.1, c=0.5)
+    again.load_state_dict(capped.state_dict())
+    assert again.own_step()["steps"] == 4
+
+
+def test_sngd_own_step_is_zero_for_a_steady_gradient_norm_and_counts_the_departures():
+    steady = _quadratic_steps(SNGD, [1.0] * 6, lr=1e-3)
+    assert steady.own_step()["own_steps"] == 0
+    # gradient norms ∝ s·‖w‖ with w nearly unchanged: 3 of 6 outside [0.8, 1.25] × the median
+    varied = _quadratic_steps(SNGD, [1.0, 1.0, 1.0, 2.0, 0.5, 3.0], lr=1e-6)
+    rec = varied.own_step()
+    assert (rec["own_steps"], rec["steps"]) == (3, 6) and rec["fraction"] == 0.5

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import numpy as np
 import torch
 from torch.optim import Optimizer
 
@@ -71,7 +72,7 @@ class SNGD(Optimizer):
     ``lr`` is η (per parameter group; the norm is always global), ``eps`` is ε (default 1e-8, the
     spec's value; ε = 0 gives exact NGD, and a zero gradient then leaves θ unchanged).
     ``step`` returns the closure's loss when a closure is given; ``self.last["grad_norm"]`` records
-    ‖g_B‖ of the last step.
+    ‖g_B‖ of the last step, and :meth:`own_step` how often normalising changed the step.
     """
 
     def __init__(self, params: Iterable, lr: float = 1e-3, eps: float = 1e-8):
@@ -91,12 +92,38 @@ class SNGD(Optimizer):
         pairs = _params_with_grad(self.param_groups)
         norm = global_grad_norm(p for _, p in pairs)
         self.last = {"grad_norm": float(norm)}
+        # kept in the first group, so a checkpoint (state_dict) carries them
+        self.param_groups[0].setdefault("grad_norms", []).append(float(norm))
         if float(norm) == 0.0:
             return loss
         for g, p in pairs:
             scale = g["lr"] / (float(norm) + g["eps"])
             p.add_(p.grad, alpha=-scale)
         return loss
+
+
+    # SNGD's step differs materially from a fixed-rate SGD step where ‖g_B‖ leaves this band
+    # around its median over the run (the SGD rate that matches SNGD's typical step)
+    BAND = (0.8, 1.25)
+
+    def own_step(self) -> dict:
+        """How often SNGD's own (normalised) step is not an SGD step: the share of the steps so
+        far whose ‖g_B‖ lies outside :attr:`BAND` × its median over the run.  SNGD's step is
+        η g_B/‖g_B‖, SGD's at the matching rate η/median‖g_B‖ is η g_B/median‖g_B‖: the two
+        differ by the factor median/‖g_B‖, so with a steady gradient norm SNGD *is* SGD."""
+        norms = np.asarray(self.param_groups[0].get("grad_norms", []), dtype=float)
+        if not norms.size:
+            return {"rule": "sngd", "steps": 0, "own_steps": 0, "fraction": float("nan")}
+        ratio = norms / max(float(np.median(norms)), 1e-300)
+        own = int(np.sum((ratio < self.BAND[0]) | (ratio > self.BAND[1])))
+        return {
+            "rule": "sngd",
+            "steps": int(norms.size),
+            "own_steps": own,
+            "fraction": own / norms.size,
+            "meaning": "steps whose ‖g_B‖ is outside [0.8, 1.25] × its median over the run "
+            "(there SNGD's step differs by > 20 % from SGD's at the matching rate)",
+        }
 
 
 class SPS(Optimizer):
@@ -112,7 +139,7 @@ class SPS(Optimizer):
     of :mod:`attnbias.optim.fullbatch`), ``f_star`` is ℓ_B^*.  The loss is passed as
     ``step(loss=...)`` or computed by a closure (which must call ``backward``).  A zero gradient, or
     ℓ_B ≤ ℓ_B^*, gives γ = 0.  ``self.last`` records the loss, ‖g_B‖ and the uncapped step of the
-    last call.
+    last call; :meth:`own_step` how often the Polyak step, not the cap, was taken.
     """
 
     def __init__(self, params: Iterable, lr: float = 1.0, c: float = 0.5, f_star: float = 0.0):
@@ -140,12 +167,32 @@ class SPS(Optimizer):
         self.last = {"loss": value, "grad_norm": sq**0.5, "polyak_step": None}
         if sq == 0.0:
             return loss
+        first = self.param_groups[0]
         for g in self.param_groups:
             gap = max(value - g["f_star"], 0.0)
             raw = gap / (g["c"] * sq)
             self.last["polyak_step"] = raw
             gamma = min(raw, g["lr"])
+            if g is first:  # kept in the group, so a checkpoint (state_dict) carries them
+                first["steps_taken"] = first.get("steps_taken", 0) + 1
+                first["own_steps"] = first.get("own_steps", 0) + int(raw < g["lr"])
             for p in g["params"]:
                 if p.grad is not None:
                     p.add_(p.grad, alpha=-gamma)
         return loss
+
+    def own_step(self) -> dict:
+        """How often SPS's own step was taken: the share of the steps so far on which the Polyak
+        step (ℓ_B − ℓ_B^*)/(c‖g_B‖²) was below the cap γ_b (of the first parameter group).  On the
+        other steps SPS takes γ_b g_B, an SGD step at learning rate γ_b: a run capped on every
+        step is the SGD run at lr = γ_b, and comparing it with SGD says nothing about the rule."""
+        g = self.param_groups[0]
+        n, own = int(g.get("steps_taken", 0)), int(g.get("own_steps", 0))
+        return {
+            "rule": "sps",
+            "steps": n,
+            "own_steps": own,
+            "fraction": own / n if n else float("nan"),
+            "meaning": "steps on which the Polyak step was below the cap γ_b (elsewhere SPS "
+            "takes SGD's step at lr = γ_b)",
+        }

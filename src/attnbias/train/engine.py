@@ -312,6 +312,8 @@ def fit(
             for k, v in stats.items():
                 sums[k] = sums.get(k, 0.0) + torch.as_tensor(v, device=loss.device).detach().float()
         row = {"epoch": epoch, **{k: float(v) / steps for k, v in sums.items()}}
+        if hasattr(opt, "own_step"):  # SNGD, SPS: how often the rule's own step was taken so far
+            row["own_step"] = opt.own_step()
         if scheduled:
             row["lr"] = float(opt.param_groups[0]["lr"])
         row["epoch_seconds"] = time.perf_counter() - t0

@@ -195,4 +195,6 @@ def run_meta(
         "val_loss_at_select": float(sel[-1]["val_loss"]) if sel else None,
         "val_acc_at_select": float(sel[-1]["val_acc"]) if sel else None,
         "train_seconds": float(sum(r.get("epoch_seconds", 0.0) for r in history)),
+        # SNGD / SPS: how often the rule's own step was the one taken (optim.stochastic own_step)
+        "own_step": history[-1].get("own_step") if history else None,
     }
