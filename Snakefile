@@ -30,6 +30,8 @@ include: "workflow/rules/targets.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/summary.smk"
 include: "workflow/rules/training.smk"
+include: "workflow/rules/robustness_table.smk"
+include: "workflow/rules/robustness.smk"
 
 
 rule all:

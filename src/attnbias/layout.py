@@ -96,3 +96,30 @@ def set_aside_stale(edges, root=".", dest="results/stale") -> list[str]:
             os.replace(root / rel, target)
             moved.append(rel)
     return moved
+
+
+# The command-line options of a Snakemake run that say where and how jobs execute, passed on to
+# the runs it starts for other seeds (``snakemake robustness``): a cluster run's seed runs then
+# submit their jobs to the same cluster.
+EXECUTION_OPTIONS = ("--workflow-profile", "--profile", "--executor", "-e", "--jobs", "-j")
+
+
+def execution_options(argv: list[str]) -> list[str]:
+    """The options of :data:`EXECUTION_OPTIONS` in a Snakemake command line, with their values
+    (``--opt value`` or ``--opt=value``), in order; everything else is dropped.
+
+    >>> execution_options(["snakemake", "--workflow-profile", "profiles/slurm", "-n", "robustness"])
+    ['--workflow-profile', 'profiles/slurm']
+    """
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        name = arg.split("=", 1)[0]
+        if name in EXECUTION_OPTIONS:
+            if "=" in arg:
+                out.append(arg)
+            elif i + 1 < len(argv):
+                out += [arg, argv[i + 1]]
+                i += 1
+        i += 1
+    return out

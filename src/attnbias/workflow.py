@@ -150,22 +150,31 @@ def is_seed_key(key: str) -> bool:
     return key.startswith("seed") or key.endswith("_seed")
 
 
+# How far `--config seed=N` moves every seed: N × SEED_STRIDE.  A figure's seeds span far fewer
+# values (a list of data seeds, seed_base + trial index, seed0 + instance index), so the draws of
+# seed N share no seed with the default run's or with another N's: each shift is a fresh draw of
+# the whole figure, not the default's seeds [0, ..., 4] moved to [1, ..., 5], four of five reused.
+SEED_STRIDE = 1_000_000
+
+
 def shift_seeds(settings, shift: int):
     """``settings`` with every random seed (see :func:`is_seed_key`; integers or lists of
-    integers, at any depth) increased by ``shift``: the ``--config seed=N`` switch, which reruns
-    every figure on other random draws without touching anything else."""
+    integers, at any depth) increased by ``shift`` × :data:`SEED_STRIDE`: the ``--config seed=N``
+    switch, which reruns every figure on other random draws, disjoint from the default ones,
+    without touching anything else."""
     if isinstance(settings, list):
         return [shift_seeds(v, shift) for v in settings]
     if not isinstance(settings, dict):
         return settings
+    step = shift * SEED_STRIDE
     out = {}
     for key, value in settings.items():
         if is_seed_key(key) and isinstance(value, int) and not isinstance(value, bool):
-            out[key] = value + shift
+            out[key] = value + step
         elif is_seed_key(key) and isinstance(value, list) and all(
             isinstance(v, int) for v in value
         ):
-            out[key] = [v + shift for v in value]
+            out[key] = [v + step for v in value]
         else:
             out[key] = shift_seeds(value, shift)
     return out

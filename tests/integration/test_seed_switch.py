@@ -1,5 +1,6 @@
-"""`--config seed=N` reruns figures on other random draws: every seed of every figure shifts by N,
-nothing else changes, and the claims are computed on the new draws."""
+"""`--config seed=N` reruns figures on other random draws: every seed of every figure shifts by
+N × SEED_STRIDE (a million: no draw is shared with the default run's), nothing else changes, and
+the claims are computed on the new draws."""
 
 import json
 
@@ -25,8 +26,8 @@ def test_seed_switch_shifts_every_seed_and_only_seeds(tmp_path):
         claims = claims["claims"]
         assert claims and all("passed" in c for c in claims)
     fr = json.loads((d / "results/seed-7/data/fastrates/fig2.json").read_text())["settings"]
-    assert fr["seeds"] == [7, 8]  # CI seeds [0, 1] shifted by 7
+    assert fr["seeds"] == [7_000_000, 7_000_001]  # CI seeds [0, 1] shifted by 7 × 10⁶
     lr = json.loads((d / "results/seed-7/data/lowrank/fig1.json").read_text())["settings"]
-    assert lr["seed"] == 7 and lr["lr"] == 0.05  # the seed moved, the step size did not
+    assert lr["seed"] == 7_000_000 and lr["lr"] == 0.05  # the seed moved, the step size did not
     nn = json.loads((d / "results/seed-7/data/nucnorm/p4.json").read_text())["settings"]
-    assert (nn["seed"], nn["init_seed"]) == (7, 7) and nn["steps"] == 2000
+    assert (nn["seed"], nn["init_seed"]) == (7_000_000, 7_000_000) and nn["steps"] == 2000

@@ -136,6 +136,10 @@ DOCUMENTED = {
         "tests/integration/test_end_to_end.py", "--report"
     ),
     "snakemake --unlock": Run(""),
+    "snakemake --cores 2 robustness": ByTest("tests/workflow/test_robustness.py", '"robustness"'),
+    "snakemake --workflow-profile profiles/mycluster robustness": ByTest(
+        "tests/unit/test_robustness.py", "--workflow-profile"
+    ),
     "snakemake --lint": ByTest(".ci/run", "snakemake --lint"),
     # --- GPU check, benchmarks, tests ----------------------------------------------------------
     "PYTHONPATH=src python benchmarks/gpu_check.py --out gpu-check/": ByTest(

@@ -94,6 +94,9 @@ def with_control(settings):
     return settings if CONTROL == "none" else dict(settings, control=CONTROL)
 
 
+# The settings as given, before the seed shift: every run of `snakemake robustness` gets them.
+CONFIG_GIVEN = {k: v for k, v in config.items() if k not in ("seed", "robustness")}
+
 # `--config seed=N` shifts every random seed of every figure by N (attnbias.workflow.shift_seeds):
 # the paper claims should hold on any draw, not only the default one.
 if config["seed"]:
@@ -113,7 +116,9 @@ RESULTS = results_root(SCALE, CONTROL, config["seed"])
 from attnbias.workflow import order_like
 
 with open(Path(workflow.basedir) / "config.yaml") as _f:
-    config.update(order_like(config, yaml.safe_load(_f)))
+    _ORDER = yaml.safe_load(_f)
+config.update(order_like(config, _ORDER))
+CONFIG_GIVEN = order_like(CONFIG_GIVEN, _ORDER)
 
 # The figure table, filled by the paper files (workflow/rules/<paper>.smk): their entries, never
 # rules.  The rules of figures.smk are written once, with wildcards, and read these tables.

@@ -1,0 +1,14 @@
+"""Entry point of the rule `robustness_summary`: the robustness table over seeds
+(attnbias.claims.robustness.write_robustness) of every paper, or of one."""
+
+import pandas as pd
+
+from attnbias.claims.robustness import write_robustness
+from attnbias.io import load_data
+from attnbias.workflow import rule_logging
+
+with rule_logging(snakemake) as log:  # noqa: F821
+    seeds = pd.concat([load_data(f)[0] for f in snakemake.input.tables], ignore_index=True)  # noqa: F821
+    out = snakemake.output  # noqa: F821
+    table = write_robustness(seeds, out.md, out.csv, snakemake.params.shows)  # noqa: F821
+    log.info("%d claims over seeds %s", len(table), sorted(int(s) for s in seeds.seed.unique()))

@@ -1,0 +1,247 @@
+"""Every claim measured across seeds: the robustness table (``snakemake robustness``).
+
+A run with ``--config seed=N`` shifts every random seed of every figure by N (data, initialisations,
+batches).  The robustness target runs every figure whose data are redrawn by that shift at each
+seed of ``robustness.seeds`` (the default run is seed 0) and collects their claims here:
+
+* :func:`seed_table` — the claims of one seed's run, one row per claim, with the **margin** of
+  each scalar claim to its threshold (:func:`margin`);
+* :func:`robustness_table` — one row per claim over the seeds: how many seeds it passes, the
+  min / median / max of its value, and its **status**;
+* :func:`write_robustness` — ``summary.md`` (headline, seed-fragile claims first) and ``.csv``.
+
+A claim is **seed-fragile** when it passes on some seeds and fails on others.  Figures whose data
+no seed changes (the deterministic synthetic constructions, committed precomputed results) are
+measured once and listed as such: agreeing with themselves is not evidence of robustness.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .core import KINDS
+
+SEED_COLUMNS = {
+    "seed": "the seed shift of the run (--config seed=N; 0 = the default draws)",
+    "paper": "paper key",
+    "figure": "figure id",
+    "kind": "paper (the evidence), sanity (the run is valid) or identity (true by construction)",
+    "claim": "claim id (unique within its figure)",
+    "statement": "what the claim says",
+    "threshold": "the threshold as recorded by the claim",
+    "value": "the measured value as recorded (JSON for lists)",
+    "value_num": "the measured value when it is one number, else NaN",
+    "passed": "whether the claim holds on this seed's run",
+    "margin": "signed distance of the value from its threshold, relative to the larger of |value| "
+    "and |threshold| (> 0 on the passing side; in [-2, 2]); NaN where the claim is not a "
+    "scalar comparison",
+    "redrawn": "whether the seed shift redraws this figure's data (False: deterministic or "
+    "precomputed; measured once)",
+}
+
+SUMMARY_COLUMNS = [
+    "paper", "figure", "kind", "claim", "statement", "threshold", "status", "seeds_passed",
+    "passed", "seeds", "failed_on", "value_min", "value_median", "value_max",
+]  # fmt: skip
+STATUS = {
+    "fragile": "seed-fragile: passes on some seeds, fails on others",
+    "fails": "fails on every seed",
+    "holds": "holds on every seed",
+    "once-holds": "not redrawn by the seed (deterministic or precomputed): holds, measured once",
+    "once-fails": "not redrawn by the seed (deterministic or precomputed): fails, measured once",
+}
+_ORDER = {s: i for i, s in enumerate(STATUS)}
+_COMPARE = re.compile(r"^\s*(>=|<=|>|<|==)\s*([-+0-9.eE]+|inf|nan)\s*$")
+_WITHIN = re.compile(r"≤\s*([-+0-9.eE]+)\s*\(max error\s*([-+0-9.eEnainf]+)\)")
+
+
+def _number(value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return float("nan")
+    return float(value)
+
+
+def margin(value, threshold) -> float:
+    """Signed distance of a claim's value from its threshold, relative to the larger of the two
+    magnitudes, so claims of any scale share one colour scale.
+
+    Parameters
+    ----------
+    value : object
+        The claim's recorded value.
+    threshold : str
+        The claim's recorded threshold: ``"> 0.999"``-style comparisons
+        (:func:`~attnbias.claims.core.compare`) and ``"|· − [..]| ≤ tol (max error e)"``
+        tolerances (:func:`~attnbias.claims.core.within`) have a margin; structural claims do not.
+
+    Returns
+    -------
+    float
+        For ``value op t``: ``d / max(|value|, |t|)`` with ``d = value − t`` for ``>``/``>=``,
+        ``t − value`` for ``<``/``<=`` and ``−|value − t|`` for ``==`` (so in [−2, 2], > 0 on the
+        passing side of a strict inequality); for a tolerance ``(tol − e) / max(tol, e)``; NaN
+        otherwise, or when the value is not a finite number.
+    """
+    threshold = str(threshold)
+    m = _WITHIN.search(threshold)
+    if m:
+        tol, err = float(m.group(1)), float(m.group(2))
+        scale = max(abs(tol), abs(err))
+        return (tol - err) / scale if math.isfinite(err) and scale > 0 else float("nan")
+    m = _COMPARE.match(threshold)
+    v = _number(value)
+    if not m or not math.isfinite(v):
+        return float("nan")
+    op, t = m.group(1), float(m.group(2))
+    if not math.isfinite(t):
+        return float("nan")
+    d = {">": v - t, ">=": v - t, "<": t - v, "<=": t - v, "==": -abs(v - t)}[op]
+    scale = max(abs(v), abs(t))
+    return d / scale if scale > 0 else 0.0
+
+
+def seed_table(claim_files, seed: int, redrawn: dict) -> pd.DataFrame:
+    """The claims of one seed's run, one row per claim (columns :data:`SEED_COLUMNS`).
+
+    Parameters
+    ----------
+    claim_files : iterable of path
+        The run's claim files (``<results>/claims/<paper>/<fig>.json``).
+    seed : int
+        The run's seed shift.
+    redrawn : dict
+        ``{"<paper>/<fig>": bool}``: whether the seed shift redraws the figure's data.
+    """
+    rows = []
+    for f in claim_files:
+        doc = json.loads(Path(f).read_text())
+        key = f"{doc['paper']}/{doc['figure']}"
+        for c in doc["claims"]:
+            if c.get("kind") not in KINDS:
+                raise ValueError(f"{f}: claim {c.get('id')!r} has no valid kind ({KINDS})")
+            value = c["value"]
+            rows.append(
+                {
+                    "seed": int(seed),
+                    "paper": doc["paper"],
+                    "figure": doc["figure"],
+                    "kind": c["kind"],
+                    "claim": c["id"],
+                    "statement": c["statement"],
+                    "threshold": str(c["threshold"]),
+                    "value": value if isinstance(value, str) else json.dumps(value),
+                    "value_num": _number(value),
+                    "passed": bool(c["passed"]),
+                    "margin": margin(value, c["threshold"]),
+                    "redrawn": bool(redrawn[key]),
+                }
+            )
+    return pd.DataFrame(rows, columns=list(SEED_COLUMNS))
+
+
+def _status(passed: pd.Series, redrawn: bool) -> str:
+    if not redrawn:
+        return "once-holds" if passed.all() else "once-fails"
+    if passed.all():
+        return "holds"
+    return "fails" if not passed.any() else "fragile"
+
+
+def robustness_table(seeds: pd.DataFrame) -> pd.DataFrame:
+    """One row per claim over the seeds (columns :data:`SUMMARY_COLUMNS`), seed-fragile claims
+    first, then those failing on every seed, then those holding on every seed, then the claims of
+    figures no seed redraws; paper claims before sanity checks and identities within each.
+
+    ``seeds``: the concatenated :func:`seed_table` of every seed (a figure that is not redrawn
+    appears for seed 0 only).
+    """
+    out = []
+    keys = ["paper", "figure", "claim"]
+    for (paper, figure, claim), g in seeds.groupby(keys, sort=False):
+        g = g.sort_values("seed")
+        vals = g["value_num"].to_numpy(float)
+        finite = vals[np.isfinite(vals)]
+        status = _status(g["passed"], bool(g["redrawn"].all()))
+        out.append(
+            {
+                "paper": paper,
+                "figure": figure,
+                "kind": g["kind"].iloc[0],
+                "claim": claim,
+                "statement": g["statement"].iloc[0],
+                "threshold": g["threshold"].iloc[-1],
+                "status": status,
+                "seeds_passed": f"{int(g['passed'].sum())}/{len(g)}",
+                "passed": int(g["passed"].sum()),
+                "seeds": len(g),
+                "failed_on": " ".join(str(s) for s in g.loc[~g["passed"], "seed"]),
+                "value_min": float(finite.min()) if finite.size else float("nan"),
+                "value_median": float(np.median(finite)) if finite.size else float("nan"),
+                "value_max": float(finite.max()) if finite.size else float("nan"),
+            }
+        )
+    df = pd.DataFrame(out, columns=SUMMARY_COLUMNS)
+    rank = df["status"].map(_ORDER) * 10 + df["kind"].map({k: i for i, k in enumerate(KINDS)})
+    return (
+        df.assign(_r=rank)
+        .sort_values(["_r", "paper", "figure"], kind="stable")
+        .drop(columns="_r")
+        .reset_index(drop=True)
+    )
+
+
+def headline(table: pd.DataFrame, seeds: list[int]) -> str:
+    """E.g. "Paper claims that hold on every seed: 50/61 (seeds 0, 1, 2, 3, 4; 14 of them
+    measured once: not redrawn by the seed).  Seed-fragile: 8.  Fail on every seed: 3."."""
+    p = table[table.kind == "paper"]
+    hold = p.status.isin(["holds", "once-holds"]).sum()
+    once = p.status.str.startswith("once").sum()
+    return (
+        f"Paper claims that hold on every seed: {hold}/{len(p)} (seeds "
+        f"{', '.join(map(str, seeds))}; {once} of them measured once: not redrawn by the seed).  "
+        f"Seed-fragile: {(p.status == 'fragile').sum()}.  "
+        f"Fail on every seed: {(p.status.isin(['fails', 'deterministic-fail'])).sum()}."
+    )
+
+
+def _fmt(x) -> str:
+    return "" if isinstance(x, float) and not math.isfinite(x) else f"{x:.4g}"
+
+
+def write_robustness(seeds: pd.DataFrame, md_path, csv_path, shows: dict) -> pd.DataFrame:
+    """Write the robustness summary (``.md``, ``.csv``) of the concatenated seed tables; return it.
+
+    ``shows``: which runs (``preset``, ``control``, ``seeds``, ``folders``), said in the first
+    lines."""
+    table = robustness_table(seeds)
+    table.to_csv(csv_path, index=False, float_format="%.6g")
+    seed_list = sorted(int(s) for s in seeds["seed"].unique())
+    lines = [
+        "# Robustness of the claims over seeds",
+        "",
+        f"Preset **{shows['preset']}**, control `{shows['control']}`; seed 0 is the default run "
+        f"(`{shows['folders'][0]}/`), seed N the run of `--config seed=N` "
+        f"(`{shows['folders'][1] if len(shows['folders']) > 1 else '…'}/` and so on).",
+        "",
+        f"**{headline(table, seed_list)}**",
+        "",
+        *(f"- **{k}**: {v}" for k, v in STATUS.items()),
+        "",
+        "| paper | figure | kind | claim | status | seeds passed | failed on | min | median | max "
+        "| threshold |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in table.itertuples():
+        cells = [
+            r.paper, r.figure, r.kind, r.claim, r.status, r.seeds_passed, r.failed_on,
+            _fmt(r.value_min), _fmt(r.value_median), _fmt(r.value_max), r.threshold,
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    Path(md_path).write_text("\n".join(lines) + "\n")
+    return table

@@ -1,0 +1,116 @@
+"""The robustness table over seeds (attnbias.claims.robustness): margins, statuses, counts."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from attnbias.claims.core import compare, holds, within, write_claims
+from attnbias.claims.robustness import (
+    headline,
+    margin,
+    robustness_table,
+    seed_table,
+    write_robustness,
+)
+from attnbias.layout import execution_options
+from attnbias.workflow import SEED_STRIDE, shift_seeds
+
+
+def test_margin_of_comparisons_is_signed_and_relative():
+    assert margin(0.9995, "> 0.999") == pytest.approx(0.0005 / 0.9995)
+    assert margin(0.4, "< 0.5") == pytest.approx(0.2)
+    assert margin(0.64, "< 0.5") == pytest.approx(-0.14 / 0.64)
+    assert margin(-1.0, "> 0") == -1.0
+    assert margin(3, ">= 3") == 0.0
+    assert math.isnan(margin([1, 2], "> 0"))
+    assert math.isnan(margin(True, "true"))
+    assert math.isnan(margin(float("nan"), "> 0"))
+
+
+def test_margin_of_a_tolerance_uses_the_recorded_error():
+    c = within("x", "s", [1.0, 2.0], [1.0, 2.0005], 1e-3, kind="sanity")
+    assert margin(c.value, c.threshold) == pytest.approx(0.5, rel=1e-6)
+    bad = within("x", "s", [1.0], [1.1], 1e-3, kind="sanity")
+    assert margin(bad.value, bad.threshold) == pytest.approx((1e-3 - 0.1) / 0.1, rel=1e-6)
+
+
+def _claims(tmp_path, seed, values):
+    """Claim files of one seed: fig A with a comparison and a structural claim, fig B (not
+    redrawn) with one comparison."""
+    d = tmp_path / f"seed-{seed}"
+    a = write_claims(d / "a.json", "p", "figA", "quick", [
+        compare("ratio", "r < 0.5", values[0], "<", 0.5, kind="paper"),
+        holds("order", "A before B", "A", values[1], kind="paper"),
+        compare("ok", "trained", 1.0, ">", 0.5, kind="sanity"),
+    ])  # fmt: skip
+    b = write_claims(d / "b.json", "p", "figB", "quick", [
+        compare("cos", "cos > 0.99", 0.995, ">", 0.99, kind="paper"),
+    ])  # fmt: skip
+    assert a and b
+    return [d / "a.json"] + ([d / "b.json"] if seed == 0 else [])
+
+
+REDRAWN = {"p/figA": True, "p/figB": False}
+
+
+def test_statuses_counts_and_order(tmp_path):
+    seeds = pd.concat(
+        [
+            seed_table(_claims(tmp_path, 0, (0.3, True)), 0, REDRAWN),
+            seed_table(_claims(tmp_path, 1, (0.64, True)), 1, REDRAWN),
+            seed_table(_claims(tmp_path, 2, (0.4, True)), 2, REDRAWN),
+        ],
+        ignore_index=True,
+    )
+    t = robustness_table(seeds).set_index("claim")
+    assert t.loc["ratio", "status"] == "fragile"
+    assert t.loc["ratio", "seeds_passed"] == "2/3" and t.loc["ratio", "failed_on"] == "1"
+    assert (t.loc["ratio", "value_min"], t.loc["ratio", "value_median"]) == (0.3, 0.4)
+    assert t.loc["ratio", "value_max"] == 0.64
+    assert t.loc["order", "status"] == "holds" and math.isnan(t.loc["order", "value_min"])
+    assert t.loc["cos", "status"] == "once-holds" and t.loc["cos", "seeds"] == 1
+    # fragile first, then held (paper before sanity), then measured once
+    assert list(robustness_table(seeds).claim) == ["ratio", "order", "ok", "cos"]
+    text = headline(robustness_table(seeds), [0, 1, 2])
+    assert text.startswith("Paper claims that hold on every seed: 2/3 (seeds 0, 1, 2; 1 of them")
+    assert "Seed-fragile: 1." in text and "Fail on every seed: 0." in text
+
+
+def test_write_robustness_puts_the_headline_and_every_claim(tmp_path):
+    seeds = pd.concat(
+        [seed_table(_claims(tmp_path, s, (0.6, False)), s, REDRAWN) for s in (0, 1)],
+        ignore_index=True,
+    )
+    shows = dict(preset="quick", control="none", folders=["results", "results/seed-1"])
+    table = write_robustness(seeds, tmp_path / "s.md", tmp_path / "s.csv", shows)
+    md = (tmp_path / "s.md").read_text()
+    assert "**Paper claims that hold on every seed: 1/3" in md
+    assert "| p | figA | paper | ratio | fails | 0/2 | 0 1 |" in md
+    assert len(pd.read_csv(tmp_path / "s.csv")) == len(table) == 4
+
+
+def test_seed_table_rejects_a_claim_without_kind(tmp_path):
+    f = tmp_path / "c.json"
+    claim = {"id": "x", "statement": "s", "value": 1, "threshold": "> 0", "passed": True}
+    f.write_text(json.dumps({"paper": "p", "figure": "figA", "claims": [claim]}))
+    with pytest.raises(ValueError, match="no valid kind"):
+        seed_table([f], 0, REDRAWN)
+
+
+def test_a_seed_shift_draws_seeds_disjoint_from_the_default_ones():
+    cfg = {"seeds": [0, 1, 2, 3, 4], "seed_base": 1000, "init_seed": 0, "lr": 0.1}
+    one, two = shift_seeds(cfg, 1), shift_seeds(cfg, 2)
+    assert one["seeds"] == [SEED_STRIDE + s for s in range(5)] and one["lr"] == 0.1
+    assert one["seed_base"] == 1000 + SEED_STRIDE and two["init_seed"] == 2 * SEED_STRIDE
+    assert not set(one["seeds"]) & set(cfg["seeds"]) and not set(one["seeds"]) & set(two["seeds"])
+
+
+def test_execution_options_are_passed_on_and_nothing_else():
+    argv = ["snakemake", "--workflow-profile", "profiles/slurm", "-n", "--config", "seed=1",
+            "-j", "8", "--executor=slurm", "robustness"]  # fmt: skip
+    assert execution_options(argv) == [
+        "--workflow-profile", "profiles/slurm", "-j", "8", "--executor=slurm",
+    ]  # fmt: skip
+    assert execution_options(["snakemake", "--cores", "2", "all"]) == []

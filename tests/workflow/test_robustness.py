@@ -1,0 +1,107 @@
+"""`snakemake robustness`: every claim measured across seeds, each seed run in its own results
+folder (results/seed-N/) by a run of this workflow with `--config seed=N`.
+
+A small robustness run (2 seeds × three cheap figures at the CI settings: two redrawn by the seed,
+one deterministic) in a private copy: the summary's counts equal those read from the per-seed
+claim files themselves, the deterministic figure is measured once, and the default run's
+results/ is left exactly as it was (same files, bytes and dates)."""
+
+import json
+
+import pandas as pd
+import pytest
+from conftest import ci_configfiles, copy_workflow, snakemake_cmd
+
+FIGURES = ["nucnorm/p4", "fastrates/fig3", "maxmargin/fig1c"]
+REDRAWN = {"nucnorm/p4", "fastrates/fig3"}
+SEEDS = [1, 2]
+
+
+def default_state(d):
+    """{path: (bytes, mtime_ns)} of the default run's results/, the seed folders and the robustness
+    table left out."""
+    root = d / "results"
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file() and not p.relative_to(root).parts[0].startswith(("seed-", "robustness"))
+    }
+
+
+@pytest.fixture(scope="module")
+def robust(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("robustness")
+    d = copy_workflow(tmp / "wf")
+    cfg = tmp / "robust.yaml"
+    cfg.write_text(f"robustness: {{seeds: {SEEDS}, figures: {FIGURES}}}\n")
+    args = ["--cores", "2", "--configfile", *ci_configfiles(d), cfg]
+    claims = [f"results/claims/{f}.json" for f in FIGURES]
+    snakemake_cmd(*claims, *args, cwd=d, check=True, timeout=900)
+    before = default_state(d)
+    res = snakemake_cmd("robustness", *args, cwd=d, timeout=1200)
+    assert res.returncode == 0, res.stderr[-4000:]
+    return d, before
+
+
+def claim_docs(d, seed):
+    folder = d / ("results" if seed == 0 else f"results/seed-{seed}")
+    figures = FIGURES if seed == 0 else sorted(REDRAWN)
+    return [json.loads((folder / f"claims/{f}.json").read_text()) for f in figures]
+
+
+def test_the_summary_counts_equal_the_per_seed_claim_files(robust):
+    d, _ = robust
+    table = pd.read_csv(d / "results/robustness/summary.csv", keep_default_na=False)
+    passes = {}
+    for seed in [0, *SEEDS]:
+        for doc in claim_docs(d, seed):
+            for c in doc["claims"]:
+                key = (doc["paper"], doc["figure"], c["id"])
+                passes.setdefault(key, []).append(bool(c["passed"]))
+    assert len(table) == len(passes)
+    for r in table.itertuples():
+        got = passes[(r.paper, r.figure, r.claim)]
+        assert (r.passed, r.seeds) == (sum(got), len(got)), r
+        redrawn = f"{r.paper}/{r.figure}" in REDRAWN
+        assert r.seeds == (1 + len(SEEDS) if redrawn else 1)
+        if redrawn:
+            want = "holds" if all(got) else "fails" if not any(got) else "fragile"
+        else:
+            want = "once-holds" if all(got) else "once-fails"
+        assert r.status == want
+    paper = table[table.kind == "paper"]
+    held = paper.status.isin(["holds", "once-holds"]).sum()
+    md = (d / "results/robustness/summary.md").read_text()
+    assert f"**Paper claims that hold on every seed: {held}/{len(paper)} (seeds 0, 1, 2;" in md
+
+
+def test_each_seed_ran_in_its_own_folder_with_disjoint_draws(robust):
+    d, _ = robust
+    meta = json.loads((d / "results/seed-2/data/nucnorm/p4.json").read_text())["settings"]
+    base = json.loads((d / "results/data/nucnorm/p4.json").read_text())["settings"]
+    assert meta["seed"] == base["seed"] + 2_000_000 and meta["steps"] == base["steps"]
+    assert not (d / "results/seed-1/claims/maxmargin").exists()  # deterministic: not rerun
+
+
+def test_the_pictures_and_captions_exist_per_paper(robust):
+    d, _ = robust
+    for paper in ("nucnorm", "fastrates", "maxmargin"):
+        for ext in ("pdf", "png"):
+            assert (d / f"results/robustness/{paper}.{ext}").stat().st_size > 1000
+    caption = (d / "results/robustness/nucnorm.rst").read_text()
+    assert "Paper claims holding on every seed:" in caption
+    assert "Measured once" in (d / "results/robustness/maxmargin.rst").read_text()
+
+
+def test_the_default_results_are_untouched(robust):
+    d, before = robust
+    assert default_state(d) == before
+
+
+def test_robustness_is_up_to_date_after_it_ran(robust):
+    d, _ = robust
+    res = snakemake_cmd(
+        "robustness", "-n", "--configfile", *ci_configfiles(d), d.parent / "robust.yaml",
+        cwd=d, check=True,
+    )  # fmt: skip
+    assert "Nothing to be done" in res.stdout + res.stderr
