@@ -40,6 +40,8 @@ def test_plot_and_claim_jobs_import_no_deep_learning_library(paper):
     )
     assert f"attnbias.plotting.{paper}" in loaded  # the probe really imported the figure code
     assert not [m for m in HEAVY if m in loaded]
+    # figures are matplotlib.figure.Figure objects saved by their own canvas: no pyplot import
+    assert "matplotlib.pyplot" not in loaded and "matplotlib.figure" in loaded
 
 
 @pytest.mark.parametrize("func", SYNTHETIC)

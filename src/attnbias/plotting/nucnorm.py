@@ -10,8 +10,8 @@ rule.  Its one argument is named after the data group it reads (``p1`` for
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
 from .style import new_figure
 
@@ -131,9 +131,9 @@ def p2(p2):
     inst = meta["instances"]
     T = meta["check_step"]
     stems = [f"b{j}" for j in range(len(inst))]
-    fig, axd = plt.subplot_mosaic(
+    fig = Figure(figsize=(11.0, 3.9))
+    axd = fig.subplot_mosaic(
         [["a", *stems], ["leg", *stems]],
-        figsize=(11.0, 3.9),
         width_ratios=[1.3] + [1] * len(inst),
         height_ratios=[3, 1],
     )
