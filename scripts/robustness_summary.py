@@ -3,7 +3,7 @@
 
 import pandas as pd
 
-from attnbias.claims.robustness import write_robustness
+from attnbias.claims.robustness import headline, write_robustness
 from attnbias.io import load_data
 from attnbias.workflow import rule_logging
 
@@ -11,4 +11,12 @@ with rule_logging(snakemake) as log:  # noqa: F821
     seeds = pd.concat([load_data(f)[0] for f in snakemake.input.tables], ignore_index=True)  # noqa: F821
     out = snakemake.output  # noqa: F821
     table = write_robustness(seeds, out.md, out.csv, snakemake.params.shows)  # noqa: F821
+    seed_list = sorted(int(s) for s in seeds.seed.unique())
+    with open(out.headline, "w") as fh:  # the report's caption of the table
+        fh.write(
+            f"**Robustness over seeds.**  {headline(table, seed_list)}  One row per claim: the "
+            "seeds it passes, the seeds it fails on, the min / median / max of its value; "
+            "seed-fragile claims (passing on some seeds, failing on others) first.  Figures no "
+            "seed redraws are measured once.\n"
+        )
     log.info("%d claims over seeds %s", len(table), sorted(int(s) for s in seeds.seed.unique()))

@@ -137,6 +137,9 @@ DOCUMENTED = {
     ),
     "snakemake --unlock": Run(""),
     "snakemake --cores 2 robustness": ByTest("tests/workflow/test_robustness.py", '"robustness"'),
+    "snakemake --report results/report.html robustness": ByTest(
+        "tests/workflow/test_robustness.py", '"--report"'
+    ),
     "snakemake --workflow-profile profiles/mycluster robustness": ByTest(
         "tests/unit/test_robustness.py", "--workflow-profile"
     ),

@@ -7,6 +7,7 @@ claim files themselves, the deterministic figure is measured once, and the defau
 results/ is left exactly as it was (same files, bytes and dates)."""
 
 import json
+import zipfile
 
 import pandas as pd
 import pytest
@@ -105,3 +106,20 @@ def test_robustness_is_up_to_date_after_it_ran(robust):
         cwd=d, check=True,
     )  # fmt: skip
     assert "Nothing to be done" in res.stdout + res.stderr
+
+
+def test_the_report_shows_the_robustness_headline_and_pictures(robust, tmp_path):
+    d, _ = robust
+    zpath = tmp_path / "report.zip"
+    res = snakemake_cmd(
+        "robustness", "--configfile", *ci_configfiles(d), d.parent / "robust.yaml",
+        "--report", zpath, cwd=d, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-4000:]
+    with zipfile.ZipFile(zpath) as z:
+        names = z.namelist()
+        text = "".join(
+            z.read(n).decode("utf-8", "replace") for n in names if n.endswith((".html", ".js"))
+        )
+    assert any(n.endswith("robustness/nucnorm.png") for n in names), names[:20]
+    assert "Paper claims that hold on every seed:" in text

@@ -80,7 +80,14 @@ rule robustness_summary:
         code=script_code("scripts/robustness_summary.py", "claims.robustness"),
     output:
         md=f"{ROBUST_DIR}/{{scope}}.md",
-        csv=f"{ROBUST_DIR}/{{scope}}.csv",
+        csv=report(
+            f"{ROBUST_DIR}/{{scope}}.csv",
+            caption="../report/robustness_summary.rst",
+            category="0 – Claims summary",
+            subcategory="robustness over seeds",
+            labels={"table": "{scope}"},
+        ),
+        headline=f"{ROBUST_DIR}/{{scope}}.headline.rst",
     log:
         f"{ROBUST_DIR}/logs/robustness_{{scope}}.log",
     wildcard_constraints:
@@ -89,6 +96,8 @@ rule robustness_summary:
     conda:
         "../../environment.yml"
     params:
+        # the report's caption of the table (workflow/report/robustness_summary.rst) shows it
+        headline=lambda wildcards: Path(f"{ROBUST_DIR}/{wildcards.scope}.headline.rst"),
         shows=dict(
             preset=SCALE,
             control=CONTROL,
