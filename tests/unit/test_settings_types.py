@@ -2,9 +2,10 @@
 its schema block, with the schema's types, and both presets' blocks construct it; the lowrank toys'
 compute functions take exactly their block's keys, with its types.
 
-Not checked here: the synthetic compute functions of maxmargin, fastrates and nucnorm (being split
-into stages elsewhere) and the lowrank balance functions (Fig 4, App. Fig. B), whose settings the
-workflow assembles from two blocks.
+Not checked here: the staged synthetic groups of maxmargin, fastrates and nucnorm, whose stage
+functions take their blocks' keys split by stage (tests/workflow/test_stage_signatures.py), and
+the lowrank balance functions (Fig 4, App. Fig. B), whose settings the workflow assembles from two
+blocks.
 """
 
 from __future__ import annotations
