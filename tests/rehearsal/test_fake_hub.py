@@ -269,7 +269,7 @@ def test_llama_factors_and_balance(hub, hub_id, layers, heads, d):
         resolve_model_dir,
         safetensors_layer_factors,
     )
-    from attnbias.experiments.lowrank.balance import compute_balance
+    from attnbias.experiments.lowrank.balance import pretrained_balance
     from attnbias.metrics.rank import model_factors
 
     src = hub[hub_id]
@@ -286,7 +286,7 @@ def test_llama_factors_and_balance(hub, hub_id, layers, heads, d):
     model = LlamaForCausalLM.from_pretrained(src, dtype=torch.float16)
     ref = model_factors(model)
     np.testing.assert_allclose(factors[-1]["kq"][0], ref[-1]["kq"][0], rtol=1e-6)
-    df, meta = compute_balance(src, "paper")
+    df, meta = pretrained_balance(src, "paper")
     assert len(df) == layers * heads * 2 and meta["architecture"]["layers"] == layers
     assert ((df.ratio > 0) & (df.ratio <= 1 + 1e-9)).all()
     out, _ = download_models([src])

@@ -291,7 +291,7 @@ def test_llama_safetensors_layers_match_the_model(tmp_path):
         for product in ("kq", "pv"):
             for x, y in zip(s[product], d[product], strict=True):
                 np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
-    df, meta = lr.compute_balance(str(tmp_path), preset="paper")
+    df, meta = lr.pretrained_balance(str(tmp_path), preset="paper")
     assert len(df) == 3 * 4 * 2 and meta["architecture"]["kv_heads"] == 2
     assert (df.nuclear <= df.frob_bound * (1 + 1e-9)).all()
     claims = {c.id: c for c in lowrank_claims.fig4((df, meta))}

@@ -272,7 +272,7 @@ def test_minilm_balance_numbers_and_a_hand_balanced_head():
 
     from attnbias.data.offline import minilm_path
 
-    df, meta = lr.compute_balance("minilm")
+    df, meta = lr.pretrained_balance("minilm")
     assert len(df) == 6 * 12 * 2 and meta["architecture"] == {
         "type": "bert",
         "layers": 6,
@@ -310,8 +310,8 @@ def test_minilm_balance_numbers_and_a_hand_balanced_head():
 def test_balance_control_rescales_minilm_and_adds_lm_proxies(tmp_path):
     from attnbias.io import save_data
 
-    df, meta = lr.compute_balance("minilm")
-    dc, mc = lr.compute_balance("minilm", control="null")
+    df, meta = lr.pretrained_balance("minilm")
+    dc, mc = lr.pretrained_balance("minilm", control="null")
     assert meta["control"] == "none" and mc["control"] == "null" and mc["unbalance"]["seed"] == 0
     # the same model function: every product's nuclear norm (and spectrum) is unchanged
     np.testing.assert_allclose(dc.nuclear, df.nuclear, rtol=1e-9)
@@ -319,22 +319,34 @@ def test_balance_control_rescales_minilm_and_adds_lm_proxies(tmp_path):
     med = dc.groupby("product").ratio.median()
     assert (med < 0.75).all(), med  # c log-uniform on [1/4, 4]: the typical head loses balance
     with pytest.raises(ValueError, match="control"):
-        lr.compute_balance("minilm", control="nul")
+        lr.pretrained_balance("minilm", control="nul")
     # Fig 4 quick: the LM proxies read from the gathered Fig 3 table (every seed, chosen λ_SA)
     cells = {(0.0, 0.1): 3.0, (1.0, 0.1): 2.0, (3.0, 0.1): 1.0}
     lm = _lm_table(cells, {k: 10.0 for k in cells}, seeds=(0, 1))
     save_data(lm, {"columns": {c: c for c in lm.columns}}, tmp_path / "fig3_lm.csv", preset="quick")
-    d4, m4 = lr.compute_balance("minilm", lm=str(tmp_path / "fig3_lm.csv"), lm_lambdas=[0, 3])
+    fig4 = lr.Fig4Settings(source="minilm", lm_proxies=True, lm_lambdas=[0, 3])
+    table = str(tmp_path / "fig3_lm.csv")
+    d4, m4 = lr.compute_balance(fig4, "quick", lm=table)
     p = d4[d4.family == "lm"]
     assert m4["lm_lambdas"] == [0, 3] and sorted(p.lam.unique()) == [0.0, 3.0]
+    assert m4["settings"] == {"source": "minilm", "lm_proxies": True, "lm_lambdas": [0, 3]}
+    assert d4[d4.family == "pretrained"].reset_index(drop=True).equals(df)
     assert len(p) == 2 * 2 * 2 * 2 * 2  # λ × seeds × layers × heads × products
     assert p.rel_imbalance.iloc[0] == pytest.approx(0.1 / 2.2)
     with pytest.raises(ValueError, match="no Fig 3 LM runs"):
-        lr.compute_balance("minilm", lm=str(tmp_path / "fig3_lm.csv"), lm_lambdas=[0, 0.3])
+        lr.compute_balance(dict(fig4.record(), lm_lambdas=[0, 0.3]), "quick", lm=table)
+    with pytest.raises(ValueError, match="no gathered Fig 3 LM table"):
+        lr.compute_balance(fig4, "quick")  # proxies asked for, their table not given
+    # without proxies: the pretrained rows alone, whatever the table
+    d0, m0 = lr.compute_balance(dict(fig4.record(), lm_proxies=False), "quick", lm=table)
+    assert d0.equals(df) and m0["lm_lambdas"] == []
     # proxies trained without the control cannot enter a control figure (and the reverse)
     with pytest.raises(ValueError, match="trained with control"):
-        lr.compute_balance("minilm", lm=str(tmp_path / "fig3_lm.csv"), lm_lambdas=[0, 3],
-                           control="null")  # fmt: skip
+        lr.compute_balance(fig4, "quick", lm=table, control="null")
+    # App. Fig. B without its recall proxies: the same pretrained rows, its own settings record
+    figB = lr.FigBSettings(source="minilm", recall_proxies=False, recall_lambdas=[0, 1])
+    dB, mB = lr.compute_figB(figB, "quick")
+    assert dB.equals(df) and mB["recall_lambdas"] == [] and mB["settings"] == figB.record()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -120,3 +120,22 @@ def test_job_functions_resolve(fig):
 
     func = resolve("attnbias.experiments", f"nucnorm.compute_{fig}")
     assert func is getattr(nx, f"compute_{fig}")
+
+
+def test_p3_stages_round_trip_through_their_files(tmp_path):
+    """The workflow's path: the instance and SVM stages saved and loaded as .npz, then the
+    trajectories, give what compute_p3 gives in one call; a selection that skipped a seed keeps
+    its record (here corr_max = 0.9 rejects seed 1, whose two SVM solutions correlate 0.9108)."""
+    from attnbias.experiments.nucnorm import diagonal
+    from attnbias.io import load_arrays, save_arrays
+
+    s = dict(settings("p3"), corr_max=0.9)
+    data = ["n", "L", "d", "seed", "corr_max", "rank_tol_solver", "max_tries", "self_attention"]
+    save_arrays(tmp_path / "i.npz", *diagonal.instance_p3(**{k: s[k] for k in data}))
+    instance = load_arrays(tmp_path / "i.npz")
+    save_arrays(tmp_path / "s.npz", *diagonal.svm_p3(instance))
+    df, meta = diagonal.trajectories_p3(instance, load_arrays(tmp_path / "s.npz"), **s)
+    ref_df, ref_meta = nx.compute_p3(**s)
+    assert df.equals(ref_df) and meta == ref_meta
+    assert meta["seed"] == 2 and meta["requested_seed"] == 1
+    assert meta["skipped"] == [[1, "full: corr of the two SVM solutions 0.9108 > 0.9"]]

@@ -2,9 +2,8 @@
 its schema block, with the schema's types, and both presets' blocks construct it; the lowrank toys'
 compute functions take exactly their block's keys, with its types.
 
-Not checked here: the synthetic compute functions of maxmargin, fastrates and nucnorm (being split
-into stages elsewhere) and the lowrank balance functions (Fig 4, App. Fig. B), whose settings the
-workflow assembles from two blocks.
+Not checked here: the staged synthetic groups of maxmargin, fastrates and nucnorm, whose stage
+functions take their blocks' keys split by stage (tests/workflow/test_stage_signatures.py).
 """
 
 from __future__ import annotations
@@ -24,6 +23,12 @@ from attnbias.experiments.fastrates.finetune import FinetuneSettings, train_text
 from attnbias.experiments.fastrates.image import ImageSettings, train_image
 from attnbias.experiments.fastrates.mnist import MnistSettings, compute_fig6
 from attnbias.experiments.lowrank import toys
+from attnbias.experiments.lowrank.balance import (
+    Fig4Settings,
+    FigBSettings,
+    compute_balance,
+    compute_figB,
+)
 from attnbias.experiments.lowrank.lm import LMSettings, train_lm
 from attnbias.experiments.lowrank.recall import RecallSettings, train_recall_job
 from attnbias.experiments.lowrank.vit import VitSettings, train_vit_wd
@@ -42,6 +47,8 @@ FAMILIES = {
     ("lowrank", "fig2"): (RecallSettings, train_recall_job),
     ("lowrank", "lm"): (LMSettings, train_lm),
     ("lowrank", "vit"): (VitSettings, train_vit_wd),
+    ("lowrank", "fig4"): (Fig4Settings, compute_balance),
+    ("lowrank", "figB"): (FigBSettings, compute_figB),
 }
 # compute functions whose keyword parameters are their block's keys
 COMPUTES = {

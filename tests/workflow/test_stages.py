@@ -39,6 +39,18 @@ def test_the_rulegraph_chains_instance_svm_compute_check_plot():
     assert expected <= edges, sorted(edges)
 
 
+def test_every_nucnorm_group_runs_in_three_stages():
+    """p1-p3 too, although their instance selection solves SVMs and runs GD (a premise)."""
+    groups = [f"p{k}" for k in range(1, 6)]
+    res = snakemake_cmd(
+        "-n", "--forceall", "--nolock", "--cores", "1",
+        *(f"results/data/nucnorm/{g}.csv" for g in groups), check=True,
+    )  # fmt: skip
+    assert planned(res) == sorted(["instance", "svm", "compute"] * len(groups))
+    for g in groups:
+        assert f"results/stages/nucnorm/{g}.svm.npz" in res.stdout
+
+
 TARGET = "results/data/maxmargin/fig5.csv"  # the plot-ready data of maxmargin Fig 5
 SMALL = "maxmargin:\n  fig5:\n    steps: 20\n"
 

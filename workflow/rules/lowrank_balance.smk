@@ -24,26 +24,20 @@ _BAL_DOWNLOAD = (
     else None
 )
 
-for _fig in ("fig4", "figB"):
+# Each takes its block as one typed settings object (Fig4Settings, FigBSettings of
+# experiments/lowrank/balance.py), the preset beside it; the proxies' tables are inputs.
+for _fig, _func in (("fig4", "compute_balance"), ("figB", "compute_figB")):
     _b = _LR[_fig]
     _recall = _fig == "figB" and _b["recall_proxies"]
     # Fig 4 (quick): the Fig 3 language models at lm_lambdas, read from the gathered LM table
-    _lmp = _fig == "fig4" and _b.get("lm_proxies", False)
+    _lmp = _fig == "fig4" and _b["lm_proxies"]
     register_compute(
         "lowrank",
         _fig,
         [_fig],
-        (
-            "lowrank.balance.compute_balance"
-            if _fig == "fig4"
-            else "lowrank.balance.compute_figB"
-        ),
+        f"lowrank.balance.{_func}",
         settings=with_control(
-            dict(
-                {"source": _b["source"], "preset": SCALE},
-                **({"recall_lambdas": _b["recall_lambdas"]} if _recall else {}),
-                **({"lm_lambdas": _b["lm_lambdas"]} if _lmp else {}),
-            )
+            {"settings": run_settings("lowrank", _fig), "preset": SCALE}
         ),
         inputs=dict(
             downloads=_BAL_DOWNLOAD if _b["source"] in _BAL_MODELS else [],

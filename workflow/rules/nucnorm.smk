@@ -3,27 +3,86 @@
 # project's demonstrations of its theorems (synthetic float64 runs on CPU, about two minutes in
 # all).  Settings live under `nucnorm:` in config.yaml, schema workflow/schemas/nucnorm.schema.yaml.
 
-register_compute(
+# Every group runs in three stages (stages.smk): instance -> svm -> compute.  p1-p3 select their
+# instances (data/nucnorm.py select_instance: SVM checks and, for p1 and p2, a GD premise), so
+# every setting the selection reads is a data setting, the premise's GD ones (p1: init_scale,
+# init_seed, lr; p2: xi0, lr) included: changing one may change the chosen instances.  Their svm
+# stage solves the stored instances' SVMs again (p1: W*_nuc, W*_F; p2: beta*_l1, beta*_l2; p3:
+# beta*_l1), and compute runs the GD trajectories.
+register_stages(
     "nucnorm",
     "p1",
     ["p1"],
-    "nucnorm.compute_p1",
+    family="nucnorm.full",
+    data=[
+        "instances",
+        "init_scale",
+        "init_seed",
+        "lr",
+        "premise_steps",
+        "corr_max",
+        "rank_tol_solver",
+        "max_tries",
+        "self_attention",
+    ],
+    svm=[],
+    gd=[
+        "steps",
+        "check_step",
+        "n_records",
+        "rank_tol_trained",
+        "eta_check_lr",
+        "eta_check_steps",
+    ],
 )
-register_compute(
+register_stages(
     "nucnorm",
     "p2",
     ["p2"],
-    "nucnorm.compute_p2",
+    family="nucnorm.diagonal",
+    data=[
+        "n",
+        "L",
+        "d",
+        "seeds",
+        "xi0",
+        "lr",
+        "premise_steps",
+        "corr_max",
+        "max_tries",
+        "self_attention",
+    ],
+    svm=[],
+    gd=["steps", "check_step", "n_records", "support_tol"],
 )
-register_compute(
+register_stages(
     "nucnorm",
     "p3",
     ["p3"],
-    "nucnorm.compute_p3",
+    family="nucnorm.diagonal",
+    data=[
+        "n",
+        "L",
+        "d",
+        "seed",
+        "corr_max",
+        "rank_tol_solver",
+        "max_tries",
+        "self_attention",
+    ],
+    svm=[],
+    gd=[
+        "sign_locked_scale",
+        "valid_alphas",
+        "random_scale",
+        "init_seed",
+        "lr",
+        "steps",
+        "n_records",
+    ],
 )
-# p4, p5: three stages (stages.smk): instance -> svm (W*_nuc, W*_F) -> compute (p4: the (K, Q)
-# dynamics; p5 has none: it tabulates the solutions).  p1-p3 select their instances by SVM checks
-# and a GD premise in one step, so they stay one `compute` job each.
+# p4, p5: instance -> svm (W*_nuc, W*_F) -> compute (p4: the (K, Q) dynamics; p5 has none: it
+# tabulates the solutions); their data and SVM stages are in nucnorm/problems.py.
 _NN = dict(problems="nucnorm.problems", svm=[])
 register_stages(
     "nucnorm",

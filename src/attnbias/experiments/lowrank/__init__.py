@@ -18,7 +18,16 @@ preset's downloads live next to their data: :func:`~attnbias.data.text_lm.downlo
 from ...data.imagenet import download_image_dataset
 from ...data.pretrained import download_models
 from ...data.text_lm import download_pile
-from .balance import BALANCE_COLUMNS, balance_rows, compute_balance, compute_figB, unbalance
+from .balance import (
+    BALANCE_COLUMNS,
+    Fig4Settings,
+    FigBSettings,
+    balance_rows,
+    compute_balance,
+    compute_figB,
+    pretrained_balance,
+    unbalance,
+)
 from .common import HEAD_COLUMNS, control_lambda, head_rows
 from .lm import LM_COLUMNS, LMSettings, gather_lm, lm_corpus, train_lm
 from .recall import RECALL_COLUMNS, RecallSettings, gather_fig2, train_recall, train_recall_job
@@ -37,6 +46,8 @@ from .vit import VIT_COLUMNS, VitSettings, gather_vit, train_vit_wd
 __all__ = [
     "BALANCE_COLUMNS",
     "CONVENTION",
+    "Fig4Settings",
+    "FigBSettings",
     "HEAD_COLUMNS",
     "LM_COLUMNS",
     "LMSettings",
@@ -62,6 +73,7 @@ __all__ = [
     "gather_vit",
     "head_rows",
     "lm_corpus",
+    "pretrained_balance",
     "soft_threshold",
     "train_lm",
     "train_recall",

@@ -4,7 +4,10 @@ Weight decay (λ/2)(‖A‖² + ‖B‖²) has the same minimisers as λ‖ABᵀ
 where ‖ABᵀ‖_* = ½(‖A‖² + ‖B‖²)); the ratio y/x ∈ (0, 1] of a head measures how close it is.
 Pretrained models: the offline MiniLM stand-in, or a LLaMA-layout checkpoint read one layer at a
 time from its safetensors shards (:mod:`attnbias.data.pretrained`).  Proxies of known λ: App.
-Fig. B adds the Fig 2 recall runs, Fig 4 (quick) the Fig 3 language models at two λ_SA.
+Fig. B adds the Fig 2 recall runs, Fig 4 (quick) the Fig 3 language models at two λ_SA.  The jobs
+:func:`compute_balance` (Fig 4) and :func:`compute_figB` take their block as one typed settings
+object (:class:`Fig4Settings`, :class:`FigBSettings`), the preset and the proxies' tables beside
+it; :func:`pretrained_balance` is the pretrained model alone.
 
 Negative control (``control="null"``, ``--config control=null``): every head of the pretrained
 model is put out of balance by :func:`unbalance` (W_Q ← c·W_Q, W_K ← W_K / c and P ← c'·P,
@@ -15,6 +18,9 @@ under the control their training runs used λ = 0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -22,10 +28,36 @@ from ...analysis.lowrank import final_rows
 from ...data.pretrained import resolve_model_dir, safetensors_layer_factors
 from ...io import check_control, gathered_control, load_data
 from ...metrics import rank as rk
+from ..settings import Settings
 
 # the negative control's rescaling: c = exp(u), u ~ U(−log C, log C) from default_rng(SEED)
 UNBALANCE_MAX = 4.0
 UNBALANCE_SEED = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class BalanceSettings(Settings):
+    """What the ``lowrank: fig4`` and ``figB`` blocks share (``workflow/schemas/lowrank.schema.
+    yaml``): the pretrained model."""
+
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fig4Settings(BalanceSettings):
+    """The ``lowrank: fig4`` block: the pretrained model and the Fig 3 language-model proxies."""
+
+    lm_proxies: bool
+    lm_lambdas: list[float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FigBSettings(BalanceSettings):
+    """The ``lowrank: figB`` block: the pretrained model and the Fig 2 recall proxies."""
+
+    recall_proxies: bool
+    recall_lambdas: list[float]
+
 
 BALANCE_COLUMNS = {
     "family": (
@@ -97,11 +129,13 @@ def unbalance(layers, c_max: float = UNBALANCE_MAX, seed: int = UNBALANCE_SEED) 
 
 
 def _proxy_frame(
-    table: str, family: str, lam_col: str, lambdas, what: str, control: str
+    table: str | None, family: str, lam_col: str, lambdas, what: str, control: str
 ) -> pd.DataFrame:
     """Balance rows (:data:`BALANCE_COLUMNS`) of the proxy runs at ``lambdas`` (every seed, final
     step) from a gathered plot-ready table of per-head rows (Fig 2 recall or Fig 3 LM), which must
     have been trained under the same ``control``."""
+    if not table:
+        raise ValueError(f"{what} proxies asked for, but no gathered {what} table was given")
     df, meta = load_data(table)
     gathered_control(control, [meta])
     df = df.rename(columns={lam_col: "lam"})
@@ -131,19 +165,12 @@ def _proxy_frame(
     )
 
 
-def compute_balance(
-    source: str,
-    preset: str = "quick",
-    family: str = "pretrained",
-    control: str = "none",
-    lm: str | None = None,
-    lm_lambdas: list[float] | None = None,
-):
-    """Per-head balance of a pretrained model: ``minilm`` (the offline all-MiniLM-L6-v2, BERT
-    layout, loaded with transformers) or a LLaMA-layout hub id / directory (read one layer at a time
-    from its safetensors shards); under ``control="null"`` its heads rescaled by
-    :func:`unbalance`.  With ``lm`` (the gathered Fig 3 LM table), the LM runs at ``lm_lambdas``
-    (every seed) are added as proxies of known λ_SA (Fig 4, quick preset)."""
+def pretrained_balance(source: str, preset: str = "quick", control: str = "none"):
+    """Per-head balance of a pretrained model alone: ``minilm`` (the offline all-MiniLM-L6-v2,
+    BERT layout, loaded with transformers) or a LLaMA-layout hub id / directory (read one layer at
+    a time from its safetensors shards); under ``control="null"`` its heads rescaled by
+    :func:`unbalance`.  Returns the rows (family ``pretrained``) and the meta of Fig 4 without
+    proxies (``lm_lambdas`` empty)."""
     check_control(control)
     if source == "minilm":
         from transformers import AutoModel
@@ -177,10 +204,7 @@ def compute_balance(
         }
     if control == "null":
         layers = unbalance(layers)
-    frames = [pd.DataFrame(balance_rows(layers, family, name))]
-    if lm:
-        frames.append(_proxy_frame(lm, "lm", "lam_sa", lm_lambdas, "Fig 3 LM", control))
-    df = pd.concat(frames, ignore_index=True)
+    df = pd.DataFrame(balance_rows(layers, "pretrained", name))
     meta = {
         "kind": "pretrained",
         "preset": preset,
@@ -194,7 +218,7 @@ def compute_balance(
             if control == "null"
             else None
         ),
-        "lm_lambdas": list(lm_lambdas or []) if lm else [],
+        "lm_lambdas": [],
         "source": source,
         "model_name": name,
         "architecture": arch,
@@ -206,23 +230,41 @@ def compute_balance(
     return df, meta
 
 
-def compute_figB(
-    source: str,
+def compute_balance(
+    settings: Fig4Settings | Mapping,
     preset: str,
-    recall: str | None = None,
-    recall_lambdas: list[float] | None = None,
+    lm: str | None = None,
     control: str = "none",
 ):
-    """App. Fig. B: the per-head balance of a pretrained model (paper: LLaMA-2-13B; quick: the
-    MiniLM stand-in; rescaled by :func:`unbalance` under ``control="null"``) and, when ``recall``
-    (the plot-ready Fig 2 table) is given, of the Fig 2 associative-recall runs at
-    ``recall_lambdas`` (final weights, every seed): attention-only models without biases, trained
-    with known AdamW weight decay."""
-    df, meta = compute_balance(source, preset, control=control)
-    frames = [df]
-    if recall:
-        frames.append(
-            _proxy_frame(recall, "recall", "lam", recall_lambdas, "Fig 2 recall", control)
-        )
-    meta = dict(meta, preset=preset, recall_lambdas=list(recall_lambdas or []))
-    return pd.concat(frames, ignore_index=True), meta
+    """Fig 4, with the settings ``settings`` (:class:`Fig4Settings`): the per-head balance of the
+    pretrained model ``source`` (:func:`pretrained_balance`) and, with ``lm_proxies``, of the Fig 3
+    LM runs at ``lm_lambdas`` (every seed; ``lm``: the gathered Fig 3 LM table) as proxies of
+    known λ_SA (quick preset)."""
+    s = Fig4Settings.of(settings)
+    df, meta = pretrained_balance(s.source, preset, control)
+    if s.lm_proxies:
+        proxies = _proxy_frame(lm, "lm", "lam_sa", s.lm_lambdas, "Fig 3 LM", control)
+        df = pd.concat([df, proxies], ignore_index=True)
+    meta = dict(meta, lm_lambdas=list(s.lm_lambdas) if s.lm_proxies else [])
+    return df, dict(meta, settings=s.record())
+
+
+def compute_figB(
+    settings: FigBSettings | Mapping,
+    preset: str,
+    recall: str | None = None,
+    control: str = "none",
+):
+    """App. Fig. B, with the settings ``settings`` (:class:`FigBSettings`): the per-head balance
+    of a pretrained model (paper: LLaMA-2-13B; quick: the MiniLM stand-in; rescaled by
+    :func:`unbalance` under ``control="null"``) and, with ``recall_proxies``, of the Fig 2
+    associative-recall runs at ``recall_lambdas`` (final weights, every seed; ``recall``: the
+    plot-ready Fig 2 table): attention-only models without biases, trained with known AdamW weight
+    decay."""
+    s = FigBSettings.of(settings)
+    df, meta = pretrained_balance(s.source, preset, control)
+    if s.recall_proxies:
+        proxies = _proxy_frame(recall, "recall", "lam", s.recall_lambdas, "Fig 2 recall", control)
+        df = pd.concat([df, proxies], ignore_index=True)
+    lambdas = list(s.recall_lambdas) if s.recall_proxies else []
+    return df, dict(meta, preset=preset, recall_lambdas=lambdas, settings=s.record())

@@ -1,5 +1,11 @@
 """p2 and p3: the diagonal model β = ξ_k ⊙ ξ_q (ℓ1-SVM bias) against β trained directly (ℓ2-SVM),
-and the necessity of the initialisation condition."""
+and the necessity of the initialisation condition.
+
+Each in three stages: ``instance_<fig>`` selects the instances (SVM checks; p2 also the GD premise
+of :func:`_premise_diag`), ``svm_<fig>`` solves the SVMs the trajectories compare with (p2: ℓ1 and
+ℓ2; p3: ℓ1), ``trajectories_<fig>`` runs GD and tabulates; ``compute_<fig>`` runs the three in one
+call.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,15 @@ from ...data import nucnorm as dn
 from ...metrics.core import cosine
 from ...models import kq
 from ...optim.fullbatch import run
-from ...svm.nuclear import l1_unique, margin
-from .measures import norm_margin_ratio, objective_ratio, record_points, support_size
+from ...svm.nuclear import l1_svm, l1_unique, l2_svm, margin
+from . import problems
+from .measures import (
+    norm_margin_ratio,
+    objective_ratio,
+    record_points,
+    require_check_step,
+    support_size,
+)
 
 
 def _premise_diag(xi0, lr, steps):
@@ -61,7 +74,62 @@ P2_COLUMNS = {
 }
 
 
-def compute_p2(
+def _p2_prefix(j: int) -> str:
+    """The prefix of the j-th p2 instance's arrays in the stage files."""
+    return f"s{j}_"
+
+
+def instance_p2(
+    n: int,
+    L: int,
+    d: int,
+    seeds: list,
+    xi0: float,
+    lr: float,
+    premise_steps: int,
+    corr_max: float,
+    max_tries: int,
+    self_attention: bool,
+):
+    """p2: one instance per requested seed, selected one after the other (a seed already used is
+    never reused, so they differ): ℓ1 and ℓ2 SVMs feasible, cos(β*_ℓ1, β*_ℓ2) ≤ corr_max, and the
+    GD premise of :func:`_premise_diag`.
+
+    The premise runs GD from (xi0·1, 0) at step ``lr``, so ``xi0`` and ``lr`` are settings of this
+    stage too: changing one may change which instances are chosen.  Stored per instance (prefix
+    ``s<index>_``) with the selection's record.
+    """
+    arrays, used = {}, set()
+    for j, seed in enumerate(seeds):
+        inst, _ = dn.select_instance(
+            n,
+            L,
+            d,
+            seed,
+            require=("diag",),
+            corr_max=corr_max,
+            max_tries=max_tries,
+            self_attention=self_attention,
+            accept=_premise_diag(xi0, lr, premise_steps),
+            exclude=used,
+        )
+        used.add(inst.seed)
+        arrays.update(problems.store_selected(_p2_prefix(j), inst))
+    return arrays, problems.SELECTED_DOC
+
+
+def svm_p2(instance):
+    """p2: β*_ℓ1 and β*_ℓ2 of every stored instance (the selection guarantees both exist)."""
+    out = {}
+    for prefix in sorted(k[: -len("X")] for k in instance if k.endswith("_X")):
+        A = problems.instance_of(instance, prefix).diag_features()
+        out.update(problems.store_svm(prefix, l1=l1_svm(A), l2=l2_svm(A)))
+    return out, problems.NORMSVM_DOC
+
+
+def trajectories_p2(
+    instance,
+    svm,
     n: int,
     L: int,
     d: int,
@@ -79,28 +147,14 @@ def compute_p2(
 ):
     """p2: the diagonal theorem.  (ξ_k, ξ_q) from (xi0·1, 0) → ℓ1-SVM; β from 0 → ℓ2-SVM.
 
-    Instances are selected one after the other; a seed already used is never reused, so the
-    three instances differ.  All instances are trained together (batched).
+    All instances are trained together (batched).  ``instance``, ``svm``: the stages
+    :func:`instance_p2`, :func:`svm_p2`.
     """
-    if not 0 < check_step <= steps:
-        raise ValueError(f"check_step must lie in [1, steps = {steps}], got {check_step}")
-    insts, sols, used = [], [], set()
-    for seed in seeds:
-        inst, so = dn.select_instance(
-            n,
-            L,
-            d,
-            seed,
-            require=("diag",),
-            corr_max=corr_max,
-            max_tries=max_tries,
-            self_attention=self_attention,
-            accept=_premise_diag(xi0, lr, premise_steps),
-            exclude=used,
-        )
-        used.add(inst.seed)
-        insts.append(inst)
-        sols.append(so["diag"])
+    require_check_step(check_step, steps)
+    insts = [problems.selected_of(instance, _p2_prefix(j)) for j in range(len(seeds))]
+    sols = [
+        {k: problems.svm_of(svm, _p2_prefix(j), k) for k in ("l1", "l2")} for j in range(len(seeds))
+    ]
     F = np.stack([kq.diag_features(i.X, i.z) for i in insts])
     G = np.stack([i.gamma for i in insts])
     S = len(insts)
@@ -120,7 +174,7 @@ def compute_p2(
     frames, meta_inst = [], []
     for j, (inst, so) in enumerate(zip(insts, sols, strict=True)):
         A = inst.diag_features()
-        b1, b2 = so["low"], so["high"]
+        b1, b2 = so["l1"], so["l2"]
         for model, P in paths.items():
             B = P[:, j]
             gam = margin(A, B)
@@ -171,6 +225,20 @@ def compute_p2(
     return pd.concat(frames, ignore_index=True), meta
 
 
+def compute_p2(
+    n: int, L: int, d: int, seeds: list, xi0: float, lr: float, steps: int, check_step: int,
+    n_records: int, corr_max: float, support_tol: float, premise_steps: int, max_tries: int,
+    self_attention: bool,
+):  # fmt: skip
+    """p2, the three stages in one call."""
+    settings = dict(locals())
+    require_check_step(check_step, steps)
+    instance, _ = instance_p2(
+        n, L, d, seeds, xi0, lr, premise_steps, corr_max, max_tries, self_attention
+    )
+    return trajectories_p2(instance, svm_p2(instance)[0], **settings)
+
+
 P3_COLUMNS = {
     "init": "initialisation label",
     "kind": "sign_locked (ξ_k(0) = ξ_q(0)), valid ((α·1, 0)) or random (i.i.d. small)",
@@ -183,7 +251,44 @@ P3_COLUMNS = {
 }
 
 
-def compute_p3(
+def instance_p3(
+    n: int,
+    L: int,
+    d: int,
+    seed: int,
+    corr_max: float,
+    rank_tol_solver: float,
+    max_tries: int,
+    self_attention: bool,
+):
+    """p3: p1's instance B, the first seed from ``seed`` whose nuclear/Frobenius and ℓ1/ℓ2 SVM
+    pairs are feasible and differ (corr ≤ corr_max), with a rank gap and an ℓ1-SVM solution of
+    mixed signs, which a sign-locked run (ξ_k(0) = ξ_q(0), hence β = ξ_k² ≥ 0 forever) cannot
+    reach.  No GD premise.  Stored with the selection's record.
+    """
+    inst, _ = dn.select_instance(
+        n,
+        L,
+        d,
+        seed,
+        require=("full", "rank_gap", "diag", "mixed_signs"),
+        corr_max=corr_max,
+        rank_tol=rank_tol_solver,
+        max_tries=max_tries,
+        self_attention=self_attention,
+    )
+    return problems.store_selected("", inst), problems.SELECTED_DOC
+
+
+def svm_p3(instance):
+    """p3: β*_ℓ1 of the stored instance, the target the trajectories compare with."""
+    A = problems.instance_of(instance).diag_features()
+    return problems.store_svm("", l1=l1_svm(A)), problems.NORMSVM_DOC
+
+
+def trajectories_p3(
+    instance,
+    svm,
     n: int,
     L: int,
     d: int,
@@ -200,23 +305,13 @@ def compute_p3(
     max_tries: int,
     self_attention: bool,
 ):
-    """p3: the initialisation condition is necessary (diagonal model on p1's instance B).
+    """p3: the initialisation condition is necessary (diagonal model on p1's instance B): a
+    sign-locked start, valid starts (α·1, 0) and a random start, trained together.
 
-    The instance must also have an ℓ1-SVM solution with mixed signs, which a sign-locked run
-    (ξ_k(0) = ξ_q(0), hence β = ξ_k² ≥ 0 forever) cannot reach.
+    ``instance``, ``svm``: the stages :func:`instance_p3`, :func:`svm_p3`.
     """
-    inst, sols = dn.select_instance(
-        n,
-        L,
-        d,
-        seed,
-        require=("full", "rank_gap", "diag", "mixed_signs"),
-        corr_max=corr_max,
-        rank_tol=rank_tol_solver,
-        max_tries=max_tries,
-        self_attention=self_attention,
-    )
-    b1 = sols["diag"]["low"]
+    inst = problems.selected_of(instance)
+    b1 = problems.svm_of(svm, "", "l1")
     rng = np.random.default_rng(init_seed)
     labels = [f"sign-locked ξ_k(0) = ξ_q(0) = {sign_locked_scale:g}·1"]
     kinds = ["sign_locked"]
@@ -262,7 +357,7 @@ def compute_p3(
     meta = {
         "columns": P3_COLUMNS,
         "seed": inst.seed,
-        "requested_seed": seed,
+        "requested_seed": inst.meta["requested_seed"],
         "skipped": inst.meta["skipped"],
         "n": n,
         "L": L,
@@ -274,3 +369,14 @@ def compute_p3(
         "final_beta": {lab: P[-1, j].tolist() for j, lab in enumerate(labels)},
     }
     return pd.concat(frames, ignore_index=True), meta
+
+
+def compute_p3(
+    n: int, L: int, d: int, seed: int, sign_locked_scale: float, valid_alphas: list,
+    random_scale: float, init_seed: int, lr: float, steps: int, n_records: int,
+    corr_max: float, rank_tol_solver: float, max_tries: int, self_attention: bool,
+):  # fmt: skip
+    """p3, the three stages in one call."""
+    settings = dict(locals())
+    instance, _ = instance_p3(n, L, d, seed, corr_max, rank_tol_solver, max_tries, self_attention)
+    return trajectories_p3(instance, svm_p3(instance)[0], **settings)

@@ -1,4 +1,9 @@
-"""p1: separately trained (K, Q) → nuclear-norm SVM, merged W → Frobenius SVM (the full model)."""
+"""p1: separately trained (K, Q) → nuclear-norm SVM, merged W → Frobenius SVM (the full model).
+
+Three stages: :func:`instance_p1` selects the instances (SVM checks and the GD premise),
+:func:`svm_p1` solves their nuclear-norm and Frobenius SVMs, :func:`trajectories_p1` runs GD and
+tabulates; :func:`compute_p1` runs the three in one call.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,9 @@ from ...metrics.core import cosine
 from ...metrics.rank import numerical_rank, singular_values
 from ...models import kq
 from ...optim.fullbatch import run
-from ...svm.nuclear import margin
-from .measures import log10_excess, objective_ratio, record_points
+from ...svm.nuclear import frobenius_svm, margin, nuclear_svm
+from . import problems
+from .measures import log10_excess, objective_ratio, record_points, require_check_step
 
 
 def _kq_init(d: int, scale: float, seed: int):
@@ -80,7 +86,62 @@ P1_COLUMNS = {
 }
 
 
-def compute_p1(
+def _prefix(j: int) -> str:
+    """The prefix of the j-th instance's arrays in the stage files."""
+    return f"i{j}_"
+
+
+def instance_p1(
+    instances: list,
+    init_scale: float,
+    init_seed: int,
+    lr: float,
+    premise_steps: int,
+    corr_max: float,
+    rank_tol_solver: float,
+    max_tries: int,
+    self_attention: bool,
+):
+    """p1: the instances, each the first seed from its requested one that passes the selection
+    (:func:`attnbias.data.nucnorm.select_instance`: both SVMs feasible, corr(W*_nuc, W*_F) ≤
+    corr_max, a rank gap, and the GD premise of :func:`_premise_full`).
+
+    The premise runs GD from K(0), Q(0) at step ``lr``, so ``init_scale``, ``init_seed`` and
+    ``lr`` are settings of this stage too: changing one may change which instances are chosen.
+    Stored per instance (prefix ``i<index>_``) with the selection's record.
+    """
+    arrays = {}
+    for j, spec in enumerate(instances):
+        n, L, d, seed = spec["n"], spec["L"], spec["d"], spec["seed"]
+        K0, Q0 = _kq_init(d, init_scale, init_seed)
+        inst, _ = dn.select_instance(
+            n,
+            L,
+            d,
+            seed,
+            require=("full", "rank_gap"),
+            corr_max=corr_max,
+            rank_tol=rank_tol_solver,
+            max_tries=max_tries,
+            self_attention=self_attention,
+            accept=_premise_full(K0, Q0, lr, premise_steps),
+        )
+        arrays.update(problems.store_selected(_prefix(j), inst))
+    return arrays, problems.SELECTED_DOC
+
+
+def svm_p1(instance):
+    """p1: W*_nuc and W*_F of every stored instance (the selection guarantees both exist)."""
+    out = {}
+    for prefix in sorted(k[: -len("X")] for k in instance if k.endswith("_X")):
+        M = problems.instance_of(instance, prefix).features()
+        out.update(problems.store_svm(prefix, nuc=nuclear_svm(M), frob=frobenius_svm(M)))
+    return out, problems.NORMSVM_DOC
+
+
+def trajectories_p1(
+    instance,
+    svm,
     instances: list,
     init_scale: float,
     init_seed: int,
@@ -101,9 +162,9 @@ def compute_p1(
 
     ``instances``: list of {name, n, L, d, seed}.  ``eta_check_*``: a second (K, Q) run with step
     ``eta_check_lr`` compared with the main run at the same path length η·t (0 steps: skipped).
+    ``instance``, ``svm``: the stages :func:`instance_p1`, :func:`svm_p1`.
     """
-    if not 0 < check_step <= steps:
-        raise ValueError(f"check_step must lie in [1, steps = {steps}], got {check_step}")
+    require_check_step(check_step, steps)
     frames = []
     meta = {
         "columns": P1_COLUMNS,
@@ -114,22 +175,12 @@ def compute_p1(
         "rank_tol_solver": rank_tol_solver,
         "rank_tol_trained": rank_tol_trained,
     }
-    for spec in instances:
-        name, n, L, d, seed = spec["name"], spec["n"], spec["L"], spec["d"], spec["seed"]
+    for j, spec in enumerate(instances):
+        name, n, L, d = spec["name"], spec["n"], spec["L"], spec["d"]
+        prefix = _prefix(j)
+        inst = problems.selected_of(instance, prefix)
+        Wn, Wf = (problems.svm_of(svm, prefix, k) for k in ("nuc", "frob"))
         K0, Q0 = _kq_init(d, init_scale, init_seed)
-        inst, sols = dn.select_instance(
-            n,
-            L,
-            d,
-            seed,
-            require=("full", "rank_gap"),
-            corr_max=corr_max,
-            rank_tol=rank_tol_solver,
-            max_tries=max_tries,
-            self_attention=self_attention,
-            accept=_premise_full(K0, Q0, lr, premise_steps),
-        )
-        Wn, Wf = sols["full"]["low"], sols["full"]["high"]
         M = inst.features()
         matched = int(round(eta_check_steps * eta_check_lr / lr)) if eta_check_steps > 0 else None
         rec = record_points(steps, n_records, extra=[check_step] + ([matched] if matched else []))
@@ -166,7 +217,7 @@ def compute_p1(
             "L": L,
             "d": d,
             "seed": inst.seed,
-            "requested_seed": seed,
+            "requested_seed": inst.meta["requested_seed"],
             "skipped": inst.meta["skipped"],
             "loss_star": inst.loss_star,
             "nuc_norm": Wn.norm,
@@ -195,3 +246,19 @@ def compute_p1(
             }
         meta["instances"].append(info)
     return pd.concat(frames, ignore_index=True), meta
+
+
+def compute_p1(
+    instances: list, init_scale: float, init_seed: int, lr: float, steps: int, check_step: int,
+    n_records: int, corr_max: float, rank_tol_solver: float, rank_tol_trained: float,
+    premise_steps: int, max_tries: int, eta_check_lr: float, eta_check_steps: int,
+    self_attention: bool,
+):  # fmt: skip
+    """p1, the three stages in one call."""
+    settings = dict(locals())
+    require_check_step(check_step, steps)
+    instance, _ = instance_p1(
+        instances, init_scale, init_seed, lr, premise_steps, corr_max, rank_tol_solver,
+        max_tries, self_attention,
+    )  # fmt: skip
+    return trajectories_p1(instance, svm_p1(instance)[0], **settings)

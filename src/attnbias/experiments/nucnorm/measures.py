@@ -1,5 +1,5 @@
-"""Measures shared by the nucnorm demonstrations: recording grid, SVM objective ratios, support
-size and the cancellation-free excess risk."""
+"""Measures shared by the nucnorm demonstrations: recording grid (and the range of the claims'
+check step), SVM objective ratios, support size and the cancellation-free excess risk."""
 
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ def record_points(steps: int, n_records: int, extra=()) -> list[int]:
     """0, ``steps`` and about ``n_records`` log-spaced iterations in between, plus ``extra``."""
     pts = np.unique(np.round(np.geomspace(1, steps, n_records)).astype(int)) if steps > 0 else []
     return sorted({0, steps} | {int(p) for p in pts} | {int(e) for e in extra if 0 <= e <= steps})
+
+
+def require_check_step(check_step: int, steps: int) -> None:
+    """A ValueError unless the claims' iteration ``check_step`` lies in [1, ``steps``]."""
+    if not 0 < check_step <= steps:
+        raise ValueError(f"check_step must lie in [1, steps = {steps}], got {check_step}")
 
 
 def objective_ratio(norm, gam, optimum):

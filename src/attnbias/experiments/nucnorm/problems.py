@@ -1,19 +1,25 @@
-"""The data and SVM stages of nucnorm p4 and p5 (rules `instance` and `svm`).
+"""The data and SVM stages of the nucnorm groups (rules `instance` and `svm`), and how their
+products are stored.
 
-``instance_<fig>(**data settings)`` draws the instances, ``svm_<fig>(instance)`` solves their
-nuclear-norm and Frobenius SVMs; each returns ``(arrays, doc)`` for
-:func:`attnbias.io.save_arrays`, read by ``trajectories_<fig>`` (:mod:`.alignment`,
-:mod:`.convex`).  An instance is stored as its X, y, z, v and seed under a prefix and rebuilt by
-:func:`instance_of`.  p1–p3 select their instances with SVM checks and a GD premise, one step: they
-stay one `compute` job each.
+``instance_<fig>(**data settings)`` draws (or selects) the instances, ``svm_<fig>(instance)``
+solves their SVMs; each returns ``(arrays, doc)`` for :func:`attnbias.io.save_arrays`, read by
+``trajectories_<fig>``.  An instance is stored as its X, y, z, v and seed under a prefix and
+rebuilt by :func:`instance_of`.  Here: p4 and p5 (read by :mod:`.alignment`, :mod:`.convex`).
+p1–p3 select their instances with SVM checks (p1, p2 also with a GD premise), so their stages
+live next to that premise (:mod:`.full`, :mod:`.diagonal`) and store through
+:func:`store_selected` (the instance and the selection's record: requested seed, skipped seeds
+and why) and :func:`store_svm` (whole :class:`~attnbias.svm.nuclear.NormSVM` solutions,
+multipliers included).
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
 from ...data import nucnorm as dn
-from ...svm.nuclear import frobenius_svm, nuclear_svm
+from ...svm.nuclear import NormSVM, frobenius_svm, nuclear_svm
 
 _INSTANCE_DOC = {
     "*X": "tokens X (n, L, d) of the instance named by the prefix",
@@ -72,6 +78,74 @@ def svm_p4(instance):
     out = _solutions("", nuclear_svm(M), frobenius_svm(M))
     out["closed_form"] = dn.aligned_closed_form(inst)
     return out, dict(_SVM_DOC, closed_form="the SVM solution in closed form (both norms)")
+
+
+# what store_selected and store_svm write (the docs of their stage files)
+SELECTED_DOC = dict(
+    _INSTANCE_DOC,
+    **{
+        "*requested_seed": "the seed the selection started from",
+        "*skipped_seeds": "the seeds it rejected before this one, in order",
+        "*skipped_reasons": "why each of them was rejected",
+    },
+)
+NORMSVM_DOC = {
+    "*_x": "solution of the SVM named before the suffix (nuc, frob: W*; l1, l2: β*)",
+    "*_norm": "its norm (the objective)",
+    "*_status": "the solver's status",
+    "*_dual": "its multipliers, one per constraint",
+    "*_margins": "⟨M_j, x⟩ per constraint",
+}
+
+
+def store_selected(prefix: str, inst: dn.Instance) -> dict:
+    """The arrays of an instance chosen by :func:`attnbias.data.nucnorm.select_instance`, with
+    the selection's record (``requested_seed``, ``skipped_seeds``, ``skipped_reasons``)."""
+    skipped = inst.meta["skipped"]
+    return dict(
+        _store(prefix, inst),
+        **{
+            f"{prefix}requested_seed": inst.meta["requested_seed"],
+            f"{prefix}skipped_seeds": np.array([s for s, _ in skipped], dtype=np.int64),
+            f"{prefix}skipped_reasons": np.array([r for _, r in skipped], dtype=str),
+        },
+    )
+
+
+def selected_of(instance: dict, prefix: str = "") -> dn.Instance:
+    """The instance stored by :func:`store_selected`, its ``meta`` the selection's record
+    (``requested_seed``, ``skipped``: [[seed, reason], ...]) as select_instance gives it."""
+    seeds = np.asarray(instance[f"{prefix}skipped_seeds"]).tolist()
+    reasons = np.asarray(instance[f"{prefix}skipped_reasons"]).tolist()
+    inst = instance_of(
+        instance,
+        prefix,
+        requested_seed=int(instance[f"{prefix}requested_seed"]),
+        skipped=[[int(s), str(r)] for s, r in zip(seeds, reasons, strict=True)],
+    )
+    inst.seed = int(inst.seed)
+    return inst
+
+
+def store_svm(prefix: str, **solutions: NormSVM) -> dict:
+    """The arrays of whole SVM solutions, each under ``<prefix><name>_``."""
+    return {
+        f"{prefix}{name}_{f.name}": getattr(sol, f.name)
+        for name, sol in solutions.items()
+        for f in fields(NormSVM)
+    }
+
+
+def svm_of(svm: dict, prefix: str, name: str) -> NormSVM:
+    """The solution ``name`` stored by :func:`store_svm` under ``prefix``."""
+    get = lambda k: svm[f"{prefix}{name}_{k}"]  # noqa: E731
+    return NormSVM(
+        x=np.asarray(get("x")),
+        norm=float(get("norm")),
+        status=str(get("status")),
+        dual=np.asarray(get("dual")),
+        margins=np.asarray(get("margins")),
+    )
 
 
 def p5_keys(n_values, L_values, d_values, instances, seed0) -> list[tuple]:
