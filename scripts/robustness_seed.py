@@ -5,7 +5,9 @@ every random seed shifted by N (``snakemake --configfile <the settings of this r
 seed=N <the claim files of the figures the seed redraws>``, into that seed's own results folder,
 with this run's execution options: a cluster run's seed runs submit to the same cluster), then
 reads that run's claim files.  A figure whose jobs failed at that seed gets one failed sanity row,
-``ran``, pointing at the seed run's logs, so the summary shows the gap instead of hiding it."""
+``ran``, pointing at the seed run's logs, so the summary shows the gap instead of hiding it.  An
+interrupted seed run (Ctrl-C, a cancelled cluster job) interrupts this job too, which then reruns;
+a seed run that made no claim file at all fails it."""
 
 import subprocess
 import sys
@@ -32,6 +34,8 @@ with rule_logging(snakemake) as log:  # noqa: F821
         log.info("the seed-%d run exited with %d", p.seed, rc)
         files = [f for f in p.targets if Path(f).is_file()]
         missing = [f for f in p.targets if not Path(f).is_file()]
+        if rc != 0 and not files:  # nothing ran (a config error, an interrupted start): retry
+            raise RuntimeError(f"the seed-{p.seed} run made no claim file (exit {rc}): see above")
     df = seed_table(files, p.seed, p.redrawn)
     for f in missing:  # <folder>/claims/<paper>/<fig>.json
         paper, fig = Path(f).parent.name, Path(f).stem
