@@ -36,7 +36,7 @@ with rule_logging(snakemake) as log:  # noqa: F821 (injected by Snakemake)
     log.info("fetching with %s %s", p.func, dict(p.settings))
     if _unreachable:
         log.warning("the hub cannot be reached (%s): reading the cache only", _unreachable)
-    require_cached(_hub, rule=snakemake.rule)  # noqa: F821
+    require_cached(_hub, rule=p.target)
     out = snakemake.output  # noqa: F821
     extra = {"out_dir": str(Path(out.csv).with_suffix(""))} if p.prepares else {}
     df, meta = resolve("attnbias", p.func)(**dict(p.settings), **extra)

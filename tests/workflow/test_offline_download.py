@@ -31,7 +31,7 @@ def test_download_rule_offline_fails_at_once_with_one_attempt(copy, tmp_path, mo
     log = (copy / "results" / "logs" / f"{rule}.log").read_text()
     assert "DatasetUnavailable" in log and "uoft-cs/cifar10" in log
     assert "Offline mode is on (HF_HUB_OFFLINE" in log and rule in log
-    assert out.count(f"Error in rule {rule}:") == 1, out[-3000:]  # one attempt, no retry
+    assert out.count("Error in rule download:") == 1, out[-3000:]  # one attempt, no retry
     assert "Trying to restart" not in out
     assert elapsed < 30, f"took {elapsed:.1f} s"
 
@@ -51,7 +51,7 @@ def test_unreachable_hub_fails_each_attempt_quickly(copy, tmp_path, monkeypatch)
     log = (copy / "results" / "logs" / f"{rule}.log").read_text()
     assert "The hub cannot be reached from this machine (http://127.0.0.1:9" in log
     assert "ylecun/mnist" in log and rule in log
-    assert (res.stdout + res.stderr).count(f"Error in rule {rule}:") == 4  # 3 quick retries
+    assert (res.stdout + res.stderr).count("Error in rule download:") == 4  # 3 quick retries
     assert elapsed < 90, f"took {elapsed:.1f} s"  # 4 attempts of a few seconds (was ~110 s)
 
 
@@ -77,7 +77,8 @@ def test_local_sources_need_no_download_rules_but_the_pile(copy, tmp_path):
     args = ("-n", "--cores", "1", "--nolock", "all", "--forceall", "--config", "scale=paper")
     res = snakemake_cmd(*args, "--configfile", cfg, cwd=copy, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert set(re.findall(r"rule (\w+_download_\w+):", res.stdout)) == {"lowrank_download_pile"}
+    downloads = re.findall(r"^(?:local)?rule download:\n\s+output: ([^,\n]+)", res.stdout, re.M)
+    assert downloads == ["results/downloads/lowrank/pile.csv"], downloads
     # a path-like value that is not a directory is an error naming the key
     cfg.write_text("fastrates: {fig6: {source: ./no-such-mnist}}\n")
     res = snakemake_cmd(*args, "--configfile", cfg, cwd=copy, timeout=300)

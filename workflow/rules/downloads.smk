@@ -44,8 +44,8 @@ def hub_assets(*assets):
     return [[kind, name] for kind, name in assets if name and not is_local(name)]
 
 
-# Hub downloads: (paper, name) -> entry; training.smk makes one rule `<paper>_download_<name>`
-# per entry, all alike: a local rule (compute nodes often have no internet) running
+# Hub downloads: (paper, name) -> entry, the table of the rule `download` (training.smk; its alias
+# target `<paper>_download_<name>`): a local rule (compute nodes often have no internet) running
 # attnbias.<func>(**settings) through scripts/download.py, with retries (none in offline mode),
 # writing the marker results/downloads/<paper>/<name>.{csv,json}.  Consumers depend on the marker
 # through ancient(), so a re-download never retrains.  Local sources register no download (except

@@ -5,8 +5,8 @@
 # inputs, params, threads and resources are functions of the wildcards reading the figure table
 # (FIGURES, COMPUTES in common.smk; SWEEPS in sweeps.smk; DOWNLOADS in downloads.smk), which the
 # paper files (workflow/rules/<paper>.smk) fill.  The rule names are the same in both presets; made
-# per entry are only each hub download (`<paper>_download_<name>`, paper preset) and every named
-# target (`maxmargin_fig1c`, `maxmargin`, ...), an alias rule.
+# per entry are only the named targets (`maxmargin_fig1c`, `maxmargin`, the paper preset's
+# `<paper>_download_<name>`, ...), alias rules.
 
 
 # --- derived tables: which rule makes each plot-ready file -------------------------------------

@@ -1,6 +1,7 @@
 # The deep-learning rules, each written once with wildcards: `train` (one job per batch of runs),
-# `gather`, `precomputed`; and one rule per hub download.  They read the figure table and the
-# derived tables of figures.smk (TRAIN_BATCHES, GATHERS, PRECOMPUTED_GROUPS); see its header.
+# `gather`, `precomputed` and `download` (hub downloads; an alias target per download).  They
+# read the figure table and the derived tables of figures.smk (TRAIN_BATCHES, GATHERS,
+# PRECOMPUTED_GROUPS); see its header.
 
 
 # --- training: one job per batch of runs -----------------------------------------------------------
@@ -99,34 +100,49 @@ rule precomputed:
 
 
 # --- hub downloads -------------------------------------------------------------------------------
+# One rule for every hub download (the table DOWNLOADS, downloads.smk), a local rule (it runs on the
+# submit host: compute nodes often have no internet) writing the marker
+# results/downloads/{paper}/{name}.{csv,json}, shared by every results folder; the alias
+# `<paper>_download_<name>` (below) is the name the loaders' errors give.
 
 
-# One rule per download (`<paper>_download_<name>`, the name the loaders' errors give): a job
-# reruns on a change of its script, and scripts/download.py names the rule it runs in its error.
-for (_paper, _name), _d in DOWNLOADS.items():
+def _download(wildcards):
+    return DOWNLOADS[(wildcards.paper, wildcards.name)]
+
+
+rule download:
+    output:
+        csv="results/downloads/{paper}/{name}.csv",
+        meta="results/downloads/{paper}/{name}.json",
+    log:  # shared by every results folder, like the downloads
+        "results/logs/{paper}_download_{name}.log",
+    wildcard_constraints:
+        name=one_of(by_paper(DOWNLOADS)),
+    # no retries offline: the clear error comes at once (hub unreachable: 3 quick retries)
+    retries: 0 if OFFLINE else 3
+    localrule: True
+    conda:
+        "../../environment.yml"
+    threads: lambda wildcards: _download(wildcards)["threads"]
+    resources:
+        mem_mb=lambda wildcards: _download(wildcards)["mem_mb"],
+        runtime=lambda wildcards: _download(wildcards)["runtime"],
+    params:
+        func=lambda wildcards: _download(wildcards)["func"],
+        settings=lambda wildcards: _download(wildcards)["settings"],
+        hub=lambda wildcards: _download(wildcards)["hub"],
+        prepares=lambda wildcards: _download(wildcards)["prepares"],
+        preset=SCALE,
+        target=lambda wildcards: f"{wildcards.paper}_download_{wildcards.name}",
+    script:
+        "../../scripts/download.py"
+
+
+for _paper, _name in DOWNLOADS:
 
     rule:
         name:
             f"{_paper}_download_{_name}"
-        output:
-            csv=f"results/downloads/{_paper}/{_name}.csv",
-            meta=f"results/downloads/{_paper}/{_name}.json",
-        log:  # shared by every results folder, like the downloads
-            f"results/logs/{_paper}_download_{_name}.log",
-        # no retries offline: the clear error comes at once (hub unreachable: 3 quick retries)
-        retries: 0 if OFFLINE else 3
-        localrule: True  # runs on the submit host: compute nodes often have no internet
-        conda:
-            "../../environment.yml"
-        threads: _d["threads"]
-        resources:
-            mem_mb=_d["mem_mb"],
-            runtime=_d["runtime"],
-        params:
-            func=_d["func"],
-            settings=_d["settings"],
-            hub=_d["hub"],
-            prepares=_d["prepares"],
-            preset=SCALE,
-        script:
-            "../../scripts/download.py"
+        input:
+            f"results/downloads/{_paper}/{_name}.csv",
+            f"results/downloads/{_paper}/{_name}.json",
