@@ -117,10 +117,30 @@ def _lazy_exports(tree: ast.Module) -> dict[str, str]:
     return {}
 
 
+@functools.cache
+def _module_imports(src: Path, module: str, path: Path) -> tuple[str, ...]:
+    """:func:`_imports` of a package module, once per module and process: the workflow asks for
+    the closures of about 200 functions, which share most of their modules."""
+    return tuple(_imports(src, module, _tree(path)))
+
+
+def _import_nodes(tree: ast.AST):
+    """The ``import`` statements anywhere in ``tree`` (module level or nested in a function or
+    class).  Expressions are not entered: an import statement is never inside one, and most of a
+    module's nodes are."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif not isinstance(node, ast.expr):
+            todo.extend(ast.iter_child_nodes(node))
+
+
 def _imports(src: Path, module: str, tree: ast.AST) -> list[str]:
     """The package modules one module (or script) imports, anywhere in its source."""
     out = []
-    for node in ast.walk(tree):
+    for node in _import_nodes(tree):
         if isinstance(node, ast.Import):
             out += [a.name for a in node.names if _inside(a.name)]
         elif isinstance(node, ast.ImportFrom):
@@ -153,7 +173,7 @@ def _walk(src: Path, start: list[str]) -> list[str]:
             raise ValueError(f"{module}: no such module under {src / PACKAGE}")
         files.add(path)
         if not only_init:
-            todo += _imports(src, module, _tree(path))
+            todo += _module_imports(src, module, path)
     return sorted(str(Path("src") / f.relative_to(src)) for f in files)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import importlib
 import inspect
 import json
@@ -76,7 +78,29 @@ def call_figure(package: str, paper: str, figure: str, data: dict):
             f"{expected}, but the rule's data are {sorted(data)} (missing: "
             f"{sorted(set(expected) - set(data))}, extra: {sorted(set(data) - set(expected))})"
         )
+    log_startup(f"attnbias.{package}.{paper}.{figure}")
     return fn(**data)
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (from Linux's /proc, in clock ticks of 10 ms), or None
+    where there is no /proc."""
+    try:
+        stat = Path("/proc/self/stat").read_text()
+        start = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, starttime, after the name
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return uptime - start / os.sysconf("SC_CLK_TCK")
+
+
+def log_startup(func: str) -> None:
+    """Log the job's start-up, the time from its process's start (Python, Snakemake's script
+    preamble, imports, reading the inputs) to calling ``func``: benchmarks/bench_startup.py
+    reads these lines from the jobs' logs."""
+    age = process_age()
+    if age is not None:
+        logging.getLogger("attnbias").info("start-up: %.2f s from process start to %s", age, func)
 
 
 def figure_data(files) -> dict:
@@ -135,13 +159,43 @@ def load_config(root, scale: str | None = None, configfiles=(), validate: bool =
         if scale is not None:
             cfg["scale"] = scale
     if validate:
-        import jsonschema
-
         schemas = root / "workflow" / "schemas"
-        for name, section in [("config", cfg)] + [(p, cfg.get(p, {})) for p in PAPERS]:
-            schema = yaml.safe_load((schemas / f"{name}.schema.yaml").read_text())
-            jsonschema.Draft202012Validator(schema).validate(section)
+        for name, section in [("config", cfg)] + [(p, cfg.setdefault(p, {})) for p in PAPERS]:
+            validate_with_defaults(section, load_schema(schemas / f"{name}.schema.yaml"))
     return cfg
+
+
+def load_schema(path) -> dict:
+    """The JSON schema in the YAML file ``path``, read once per process (libyaml's loader where
+    installed): the workflow reads each schema for typing, checking, defaults and sweep keys."""
+    path = Path(path).resolve()
+    return _read_yaml(path, path.stat().st_mtime_ns)
+
+
+@functools.cache
+def _read_yaml(path: Path, mtime_ns: int):
+    import yaml
+
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def validate_with_defaults(value, schema: dict) -> None:
+    """Validate ``value`` against ``schema`` (Draft 2020-12; ``$ref`` within the schema) and fill
+    in, in place, every missing key whose schema gives a ``default`` (a copy of it), as
+    Snakemake's ``validate`` does, without its reading the schema file again on every call.
+    Raises ``jsonschema.ValidationError``; :func:`schema_problem` gives the short message."""
+    from jsonschema import Draft202012Validator, validators
+
+    properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator, props, instance, sub):
+        if isinstance(instance, dict):
+            for key, subschema in props.items():
+                if "default" in subschema:
+                    instance.setdefault(key, copy.deepcopy(subschema["default"]))
+        yield from properties(validator, props, instance, sub)
+
+    validators.extend(Draft202012Validator, {"properties": set_defaults})(schema).validate(value)
 
 
 

@@ -5,14 +5,15 @@ import sys
 from pathlib import Path
 
 import yaml
-from snakemake.utils import validate
 
 from attnbias.closure import code_closure, script_closure
 from attnbias.workflow import (
     ConfigTypeError,
     coerce_to_schema,
+    load_schema,
     schema_problem,
     sweep_keys,
+    validate_with_defaults,
 )
 
 PAPERS = {
@@ -40,23 +41,21 @@ def typed_config(section, schema_path, path=""):
     """``section`` with the string leaves of `--config key='{a: {b: 500}}'` typed as its schema
     declares (Snakemake passes nested command-line values as strings), or a short error naming
     the key path and how to pass the value (attnbias.workflow.coerce_to_schema)."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
     try:
-        return coerce_to_schema(section, schema, path=path)
+        return coerce_to_schema(section, load_schema(schema_path), path=path)
     except ConfigTypeError as e:
         raise WorkflowError(str(e)) from None
 
 
 def checked(section, schema_path, path=""):
-    """Validate ``section`` (Snakemake's validate, which also fills defaults), first stopping with a
-    short message naming the full key path, what is allowed and the value given
-    (attnbias.workflow.schema_problem) instead of a dump of the whole schema."""
-    problem = schema_problem(
-        section, yaml.safe_load(Path(schema_path).read_text()), path
-    )
+    """Validate ``section`` and fill in its defaults (attnbias.workflow.validate_with_defaults),
+    first stopping with a short message naming the full key path, what is allowed and the value
+    given (attnbias.workflow.schema_problem) instead of a dump of the whole schema."""
+    schema = load_schema(schema_path)
+    problem = schema_problem(section, schema, path)
     if problem:
         raise WorkflowError(problem)
-    validate(section, str(schema_path))
+    validate_with_defaults(section, schema)
 
 
 _SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
@@ -68,6 +67,12 @@ for _paper in PAPERS:
     if _schema.exists():
         config[_paper] = typed_config(config.get(_paper, {}), _schema, _paper)
         checked(config[_paper], _schema, _paper)
+# What one setting needs of another (attnbias.config_rules), so every accepted setting runs.
+from attnbias.config_rules import cross_field_problems
+
+_PROBLEMS = cross_field_problems(config)
+if _PROBLEMS:
+    raise WorkflowError("config error: " + "\nconfig error: ".join(_PROBLEMS))
 
 SCALE = config["scale"]
 
@@ -76,8 +81,7 @@ def run_settings(paper, block):
     """A training run's ``settings``: ``config[paper][block]`` without the keys that span the
     sweep (``x-sweep: true`` in the schema), whose value a run gets as its point instead; so
     adding a seed or a grid value reruns no finished run."""
-    schema = yaml.safe_load((_SCHEMAS / f"{paper}.schema.yaml").read_text())
-    drop = sweep_keys(schema, block)
+    drop = sweep_keys(load_schema(_SCHEMAS / f"{paper}.schema.yaml"), block)
     return {k: v for k, v in config[paper][block].items() if k not in drop}
 
 
@@ -116,7 +120,7 @@ RESULTS = results_root(SCALE, CONTROL, config["seed"])
 from attnbias.workflow import order_like
 
 with open(Path(workflow.basedir) / "config.yaml") as _f:
-    _ORDER = yaml.safe_load(_f)
+    _ORDER = yaml.load(_f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 config.update(order_like(config, _ORDER))
 CONFIG_GIVEN = order_like(CONFIG_GIVEN, _ORDER)
 
