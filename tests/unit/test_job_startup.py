@@ -53,3 +53,25 @@ def test_synthetic_compute_jobs_import_no_deep_learning_library(func):
     )
     assert f"attnbias.experiments.{func.split('.')[0]}" in loaded
     assert not [m for m in HEAVY if m in loaded]
+
+
+def test_a_real_plot_job_entry_point_imports_no_deep_learning_library(finished_fig1c, tmp_path):
+    """The plot job of a finished figure rerun with Snakemake's own generated script (its
+    ``script:`` preamble included, kept by --skip-script-cleanup), then that script run again in
+    a fresh interpreter: the modules it loads include no deep-learning library and no pyplot, and
+    its log records the start-up."""
+    from conftest import clone_run, snakemake_cmd
+
+    run = clone_run(finished_fig1c, tmp_path / "run")
+    target = "results/figures/maxmargin/fig1c.pdf"
+    snakemake_cmd("--cores", "1", "-f", target, "--skip-script-cleanup", cwd=run, check=True)
+    (script,) = (run / ".snakemake" / "scripts").glob("tmp*.plot.py")
+    probe = f"import runpy, sys\nrunpy.run_path({str(script)!r})\nprint(' '.join(sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=run, capture_output=True, text=True, check=True
+    )
+    loaded = set(out.stdout.split())
+    assert "attnbias.plotting.maxmargin" in loaded and "matplotlib.figure" in loaded
+    assert not [m for m in HEAVY if m in loaded] and "matplotlib.pyplot" not in loaded
+    log = (run / "results" / "logs" / "maxmargin_fig1c.log").read_text()
+    assert "start-up: " in log and "to attnbias.plotting.maxmargin.fig1c" in log

@@ -13,71 +13,63 @@ The workflow names its jobs ``lowrank.<func>`` or ``lowrank.<module>.<func>``
 preset's downloads live next to their data: :func:`~attnbias.data.text_lm.download_pile`,
 :func:`~attnbias.data.pretrained.download_models`,
 :func:`~attnbias.data.imagenet.download_image_dataset`.
+
+The names below are re-exported lazily (PEP 562): importing the package loads only the module
+of the name used, so a job imports its own module's dependencies and no other's.
 """
 
-from ...data.imagenet import download_image_dataset
-from ...data.pretrained import download_models
-from ...data.text_lm import download_pile
-from .balance import (
-    BALANCE_COLUMNS,
-    Fig4Settings,
-    FigBSettings,
-    balance_rows,
-    compute_balance,
-    compute_figB,
-    pretrained_balance,
-    unbalance,
-)
-from .common import HEAD_COLUMNS, control_lambda, head_rows
-from .lm import LM_COLUMNS, LMSettings, gather_lm, lm_corpus, train_lm
-from .recall import RECALL_COLUMNS, RecallSettings, gather_fig2, train_recall, train_recall_job
-from .toys import (
-    CONVENTION,
-    compute_fig1,
-    compute_figA,
-    compute_figL,
-    fig1_grad_fn,
-    figA_grad,
-    figL_teacher,
-    soft_threshold,
-)
-from .vit import VIT_COLUMNS, VitSettings, gather_vit, train_vit_wd
+from __future__ import annotations
 
-__all__ = [
-    "BALANCE_COLUMNS",
-    "CONVENTION",
-    "Fig4Settings",
-    "FigBSettings",
-    "HEAD_COLUMNS",
-    "LM_COLUMNS",
-    "LMSettings",
-    "RECALL_COLUMNS",
-    "RecallSettings",
-    "VIT_COLUMNS",
-    "VitSettings",
-    "balance_rows",
-    "compute_balance",
-    "compute_fig1",
-    "compute_figA",
-    "compute_figB",
-    "compute_figL",
-    "control_lambda",
-    "download_image_dataset",
-    "download_models",
-    "download_pile",
-    "fig1_grad_fn",
-    "figA_grad",
-    "figL_teacher",
-    "gather_fig2",
-    "gather_lm",
-    "gather_vit",
-    "head_rows",
-    "lm_corpus",
-    "pretrained_balance",
-    "soft_threshold",
-    "train_lm",
-    "train_recall",
-    "train_recall_job",
-    "train_vit_wd",
-    "unbalance",
-]
+import importlib
+
+# public name -> module that defines it (relative to this package, or absolute)
+_EXPORTS = {
+    "download_image_dataset": "attnbias.data.imagenet",
+    "download_models": "attnbias.data.pretrained",
+    "download_pile": "attnbias.data.text_lm",
+    "BALANCE_COLUMNS": ".balance",
+    "Fig4Settings": ".balance",
+    "FigBSettings": ".balance",
+    "balance_rows": ".balance",
+    "compute_balance": ".balance",
+    "compute_figB": ".balance",
+    "pretrained_balance": ".balance",
+    "unbalance": ".balance",
+    "HEAD_COLUMNS": ".common",
+    "control_lambda": ".common",
+    "head_rows": ".common",
+    "LM_COLUMNS": ".lm",
+    "LMSettings": ".lm",
+    "gather_lm": ".lm",
+    "lm_corpus": ".lm",
+    "train_lm": ".lm",
+    "RECALL_COLUMNS": ".recall",
+    "RecallSettings": ".recall",
+    "gather_fig2": ".recall",
+    "train_recall": ".recall",
+    "train_recall_job": ".recall",
+    "CONVENTION": ".toys",
+    "compute_fig1": ".toys",
+    "compute_figA": ".toys",
+    "compute_figL": ".toys",
+    "fig1_grad_fn": ".toys",
+    "figA_grad": ".toys",
+    "figL_teacher": ".toys",
+    "soft_threshold": ".toys",
+    "VIT_COLUMNS": ".vit",
+    "VitSettings": ".vit",
+    "gather_vit": ".vit",
+    "train_vit_wd": ".vit",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    """Import the module of ``name`` on first use (PEP 562) and return it."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -5,34 +5,41 @@
 - :mod:`.vit`: Figs 6–7, ViT [CLS]-attention sparsification trained by the deep-learning engine.
 
 The two are separate modules so that each computation's code tracking names only its own code.
+
+The names below are re-exported lazily (PEP 562): importing the package loads only the module
+of the name used, so a job imports its own module's dependencies and no other's.
 """
 
-from .joint import compute_fig3
-from .study import FIG9_COLUMNS, compute_fig9, fig9_trials
-from .synthetic import (
-    PATH_COLUMNS,
-    compute_fig1,
-    compute_fig2,
-    compute_fig4,
-    compute_fig5,
-    compute_fig8,
-    risk,
-)
-from .vit import VIT_FIG6_COLUMNS, VIT_FIG7_COLUMNS, train_vit
+from __future__ import annotations
 
-__all__ = [
-    "FIG9_COLUMNS",
-    "PATH_COLUMNS",
-    "VIT_FIG6_COLUMNS",
-    "VIT_FIG7_COLUMNS",
-    "compute_fig1",
-    "compute_fig2",
-    "compute_fig3",
-    "compute_fig4",
-    "compute_fig5",
-    "compute_fig8",
-    "compute_fig9",
-    "fig9_trials",
-    "risk",
-    "train_vit",
-]
+import importlib
+
+# public name -> module that defines it (relative to this package, or absolute)
+_EXPORTS = {
+    "compute_fig3": ".joint",
+    "FIG9_COLUMNS": ".study",
+    "compute_fig9": ".study",
+    "fig9_trials": ".study",
+    "PATH_COLUMNS": ".synthetic",
+    "compute_fig1": ".synthetic",
+    "compute_fig2": ".synthetic",
+    "compute_fig4": ".synthetic",
+    "compute_fig5": ".synthetic",
+    "compute_fig8": ".synthetic",
+    "risk": ".synthetic",
+    "VIT_FIG6_COLUMNS": ".vit",
+    "VIT_FIG7_COLUMNS": ".vit",
+    "train_vit": ".vit",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    """Import the module of ``name`` on first use (PEP 562) and return it."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -19,35 +19,43 @@ Modules, one concept each:
 - :mod:`.diagonal`: p2 and p3, the diagonal model and its initialisation condition (their stages);
 - :mod:`.alignment`: p4, data alignment of K and Q preserved along the flow;
 - :mod:`.convex`: p5, the convex SVM solutions alone.
+
+The names below are re-exported lazily (PEP 562): importing the package loads only the module
+of the name used, so a job imports its own module's dependencies and no other's.
 """
 
-from .alignment import P4_COLUMNS, compute_p4, offdiag_mass
-from .convex import P5_COLUMNS, compute_p5
-from .diagonal import P2_COLUMNS, P3_COLUMNS, compute_p2, compute_p3
-from .full import P1_COLUMNS, compute_p1
-from .measures import (
-    log10_excess,
-    norm_margin_ratio,
-    objective_ratio,
-    record_points,
-    support_size,
-)
+from __future__ import annotations
 
-__all__ = [
-    "P1_COLUMNS",
-    "P2_COLUMNS",
-    "P3_COLUMNS",
-    "P4_COLUMNS",
-    "P5_COLUMNS",
-    "compute_p1",
-    "compute_p2",
-    "compute_p3",
-    "compute_p4",
-    "compute_p5",
-    "log10_excess",
-    "norm_margin_ratio",
-    "objective_ratio",
-    "offdiag_mass",
-    "record_points",
-    "support_size",
-]
+import importlib
+
+# public name -> module that defines it (relative to this package, or absolute)
+_EXPORTS = {
+    "P4_COLUMNS": ".alignment",
+    "compute_p4": ".alignment",
+    "offdiag_mass": ".alignment",
+    "P5_COLUMNS": ".convex",
+    "compute_p5": ".convex",
+    "P2_COLUMNS": ".diagonal",
+    "P3_COLUMNS": ".diagonal",
+    "compute_p2": ".diagonal",
+    "compute_p3": ".diagonal",
+    "P1_COLUMNS": ".full",
+    "compute_p1": ".full",
+    "log10_excess": ".measures",
+    "norm_margin_ratio": ".measures",
+    "objective_ratio": ".measures",
+    "record_points": ".measures",
+    "support_size": ".measures",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    """Import the module of ``name`` on first use (PEP 562) and return it."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
