@@ -2,6 +2,7 @@
 (``workflow/report/<paper>_<fig>.rst``, or else the plotting function's docstring)."""
 
 from attnbias.claims import MEASUREMENT_ERRORS, is_not_measurable, read_claims
+from attnbias.io import NotMeasurable, not_measurable_reason
 from attnbias.plotting import (
     docstring_caption,
     mark_control,
@@ -16,6 +17,9 @@ with rule_logging(snakemake) as log:  # noqa: F821
     data = figure_data(inp.data)  # {group: (df, meta)}, the groups named by the file stems
     claims = read_claims(inp.claims)
     try:
+        for _, meta in data.values():  # a computation that could not make its data says why
+            if not_measurable_reason(meta):
+                raise NotMeasurable(not_measurable_reason(meta))
         fig = call_figure("plotting", p.paper, p.figure, data)
     except MEASUREMENT_ERRORS as e:  # only data its claims could not measure either: else a bug
         if not is_not_measurable(claims):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -88,6 +89,21 @@ def snakemake_cmd(*args, cwd=None, timeout=600, check=False):
             f"{res.stdout[-4000:]}\n{res.stderr[-8000:]}"
         )
     return res
+
+
+def registered_figures():
+    """(paper, figure) pairs from the workflow's own figure table: its target aliases
+    `<paper>_<fig>` (``--list-target-rules``)."""
+    res = snakemake_cmd("--list-target-rules", "--nolock", check=True)
+    rules = set(res.stdout.split())
+    figs = []
+    for rule in sorted(rules):
+        m = re.fullmatch(
+            r"(maxmargin|fastrates|nucnorm|lowrank)_((?:fig|table|p)[A-Za-z0-9]+)", rule
+        )
+        if m:
+            figs.append((m[1], m[2]))
+    return figs
 
 
 def ci_configfiles(root=ROOT):

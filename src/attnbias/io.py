@@ -63,6 +63,20 @@ def provenance(preset: str | None = None) -> dict:
     }
 
 
+class NotMeasurable(ValueError):
+    """A computation that cannot make its data at these settings, for a reason of the data rather
+    than of the code: no drawn instance meets the premises, say.  The stage that raises it writes
+    an empty product recording the reason (:func:`not_measurable_reason` finds it), the later
+    stages pass it on, and the figure's claims and plot record the figure as not measurable, with
+    the reason, instead of failing (``scripts/compute.py``, ``check.py``, ``plot.py``)."""
+
+
+def not_measurable_reason(doc: dict | None) -> str | None:
+    """The reason recorded by a product of :class:`NotMeasurable` (the ``__doc__`` of a stage's
+    arrays, or a plot-ready file's sidecar), or None for a product with data."""
+    return (doc or {}).get("not_measurable")
+
+
 def sidecar(csv_path) -> Path:
     return Path(csv_path).with_suffix(".json")
 
@@ -119,8 +133,10 @@ def gathered_control(control: str, metas: list[dict]) -> str:
 
 
 def load_data(csv_path) -> tuple[pd.DataFrame, dict]:
-    df = pd.read_csv(csv_path)
+    """A plot-ready file and its sidecar (an empty table where its sidecar records it as not
+    measurable: :class:`NotMeasurable`)."""
     meta = json.loads(sidecar(csv_path).read_text())
+    df = pd.DataFrame() if not_measurable_reason(meta) else pd.read_csv(csv_path)
     return df, meta
 
 

@@ -7,22 +7,7 @@ import re
 
 import pytest
 import yaml
-from conftest import ci_configfiles, snakemake_cmd
-
-
-def registered_figures():
-    """(paper, figure) pairs from the workflow's own figure table: its target aliases
-    `<paper>_<fig>` (``--list-target-rules``)."""
-    res = snakemake_cmd("--list-target-rules", "--nolock", check=True)
-    rules = set(res.stdout.split())
-    figs = []
-    for rule in sorted(rules):
-        m = re.fullmatch(
-            r"(maxmargin|fastrates|nucnorm|lowrank)_((?:fig|table|p)[A-Za-z0-9]+)", rule
-        )
-        if m:
-            figs.append((m[1], m[2]))
-    return figs
+from conftest import ci_configfiles, registered_figures, snakemake_cmd
 
 
 def ran(res, rule: str) -> bool:

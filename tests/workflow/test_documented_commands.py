@@ -136,7 +136,9 @@ DOCUMENTED = {
         "tests/integration/test_end_to_end.py", "--report"
     ),
     "snakemake --unlock": Run(""),
-    "snakemake --cores 2 robustness": ByTest("tests/workflow/test_robustness_run.py", '"robustness"'),
+    "snakemake --cores 2 robustness": ByTest(
+        "tests/workflow/test_robustness_run.py", '"robustness"'
+    ),
     "snakemake --report results/report.html robustness": ByTest(
         "tests/workflow/test_robustness_run.py", '"--report"'
     ),

@@ -75,18 +75,7 @@ _LM_T1 = grid_points(
 )
 _LM_T1 = [{"sa": p["sa"], "mlp": p["mlp"], "seed": p["seed"]} for p in _LM_T1]
 _LM_LAYERS = {"layers_fig3": _FIG3["layers"], "layers_figC": _FIGC["layers"]}
-# layers are counted from 1: each must exist in the trained model (checked before anything runs)
-_BAD_LAYERS = {
-    f"lowrank.{k}.layers": [l for l in _LR[k]["layers"] if l > _LM["n_layer"]]
-    for k in ("fig3", "figC")
-}
-if any(_BAD_LAYERS.values()):
-    raise WorkflowError(
-        "layers are counted from 1 and must be at most lowrank.lm.n_layer = "
-        f"{_LM['n_layer']}: "
-        + "; ".join(f"{k} has {v}" for k, v in _BAD_LAYERS.items() if v)
-        + ".  Lower the layers or raise lowrank.lm.n_layer."
-    )
+# (layers count from 1, each at most lm.n_layer: attnbias.config_rules, checked at parse time)
 # the token files' splits are settings of the Pile download (a training run reads its files)
 _LM_SPLITS = ("train_split", "val_split")
 register_sweep(

@@ -30,6 +30,14 @@ __all__ = [  # one function per figure (Figs 6–7 in maxmargin_vit, Figs 9–10
 FIG1_GMM_A = (-0.1 / 1.01, 1 / 1.01)
 
 
+def _value(d, t, col):
+    """``col`` at iterate ``t`` of a run indexed by t; a ValueError (its claims are then recorded as
+    not measurable) when the run stopped before ``t``."""
+    if t not in d.index:
+        raise ValueError(f"iterate t = {t} was not recorded (the run ends at t = {d.index.max()})")
+    return d.loc[t, col]
+
+
 def _at(df, t):
     return df[df.t == t].sort_values("init")
 
@@ -233,8 +241,8 @@ def _fig3_run(fig3, case):
     """A Fig 3 run: its meta entry, rows by t, last t, and p(t), v(t)."""
     df, meta = fig3
     d = df[df.case == case].set_index("t")
-    p = lambda t: d.loc[t, ["p1", "p2"]].to_numpy(dtype=float)  # noqa: E731
-    v = lambda t: d.loc[t, ["v1", "v2"]].to_numpy(dtype=float)  # noqa: E731
+    p = lambda t: _value(d, t, ["p1", "p2"]).to_numpy(dtype=float)  # noqa: E731
+    v = lambda t: _value(d, t, ["v1", "v2"]).to_numpy(dtype=float)  # noqa: E731
     return meta[case], d, int(d.index.max()), p, v
 
 
@@ -314,7 +322,7 @@ def fig3c(fig3) -> list[Claim]:
         compare(
             "softmax_t100",
             "softmax prob. of selected tokens at t = 100",
-            d.loc[100, "softmax_prob"],
+            _value(d, 100, "softmax_prob"),
             ">",
             0.99,
             kind="paper",
@@ -322,7 +330,7 @@ def fig3c(fig3) -> list[Claim]:
         compare(
             "logistic_t100",
             "logistic prob. at t = 100",
-            d.loc[100, "logistic_prob"],
+            _value(d, 100, "logistic_prob"),
             ">",
             0.99,
             kind="paper",
@@ -330,7 +338,7 @@ def fig3c(fig3) -> list[Claim]:
         compare(
             "softmax_t200",
             "softmax prob. at t = 200",
-            d.loc[200, "softmax_prob"],
+            _value(d, 200, "softmax_prob"),
             ">=",
             0.999,
             kind="paper",
@@ -351,7 +359,7 @@ def fig4a(fig4) -> list[Claim]:
         compare(
             "ngd_prob_t50",
             "NGD softmax prob. at t = 50",
-            ngd.loc[50, "prob"],
+            _value(ngd, 50, "prob"),
             ">=",
             0.99,
             kind="paper",
@@ -359,7 +367,7 @@ def fig4a(fig4) -> list[Claim]:
         compare(
             "gd_prob_t100",
             "GD softmax prob. at t = 100 (vanishing gradients)",
-            gd.loc[100, "prob"],
+            _value(gd, 100, "prob"),
             "<",
             0.95,
             kind="paper",
@@ -375,7 +383,7 @@ def fig4b(fig4) -> list[Claim]:
         compare(
             "ngd_norm_lower",
             "NGD ‖p(200)‖ (linear growth ≈ ηt)",
-            ngd.loc[200, "norm"],
+            _value(ngd, 200, "norm"),
             ">=",
             0.95 * eta * 200,
             kind="paper",
@@ -383,7 +391,7 @@ def fig4b(fig4) -> list[Claim]:
         compare(
             "gd_norm",
             "GD ‖p(200)‖ (logarithmic growth)",
-            gd.loc[200, "norm"],
+            _value(gd, 200, "norm"),
             "<",
             5.0,
             kind="paper",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..io import NotMeasurable
 from ..metrics.core import cosine
 from ..metrics.rank import numerical_rank, singular_values
 from ..svm.nuclear import frobenius_svm, l1_svm, l2_svm, nuclear_svm
@@ -160,7 +161,8 @@ def select_instance(
     and, when given, ``accept(inst, solutions) -> (ok, reason)`` (e.g. a dynamical premise).
 
     The returned instance has ``seed`` = the seed used; ``meta`` records the requested seed, the
-    requirements and every skipped seed with its reason (``meta["skipped"]``).
+    requirements and every skipped seed with its reason (``meta["skipped"]``).  No seed in
+    ``max_tries``: :class:`attnbias.io.NotMeasurable`, naming each skipped seed's reason.
     """
     skipped = []
     for s in range(seed, seed + max_tries):
@@ -174,7 +176,8 @@ def select_instance(
             inst.meta.update(requested_seed=seed, require=list(require), skipped=skipped)
             return inst, sols
         skipped.append([s, reason])
-    raise RuntimeError(
+    # a property of these sizes and draws, not a bug: the figure is recorded as not measurable
+    raise NotMeasurable(
         f"no instance with n={n}, L={L}, d={d} meets {list(require)} in seeds "
         f"{seed}..{seed + max_tries - 1}: {skipped}"
     )

@@ -1,0 +1,56 @@
+"""Rules of the configuration that span several settings, checked when the workflow is parsed.
+
+The JSON schemas (``workflow/schemas/``) bound each setting on its own; what one setting needs of
+another is checked here, right after them, so that every configuration the workflow accepts can
+run.  Each problem names every key involved, the values given and what to change.
+"""
+
+from __future__ import annotations
+
+# The image side of datasets whose images come at one size (the offline digits, CIFAR-10): the
+# model's ``image_size`` must be it.  A hub dataset absent here (ImageNet) is resized on the fly.
+NATIVE_IMAGE_SIZE = {
+    ("maxmargin", "vit"): {"digits": 16, "cifar10": 32},  # the digits upsampled ×2
+    ("fastrates", "fig7"): {"digits": 8, "cifar10": 32},
+    ("lowrank", "vit"): {"digits": 8},
+}
+
+# Groups whose tokens are drawn orthogonal (attnbias.data.fastrates.orth_data, and antipodal_data
+# built on it): n·T tokens and one spare direction need d ≥ n·T + 1.
+ORTHOGONAL_TOKENS = [("fastrates", g) for g in ("fig2", "fig5", "fig8", "fig9", "fig10")]
+
+
+def cross_field_problems(config: dict) -> list[str]:
+    """The problems of ``config`` (the whole, schema-valid configuration) that involve several
+    settings, one sentence each; empty when there is none."""
+    problems = []
+    for (paper, block), sizes in NATIVE_IMAGE_SIZE.items():
+        b = config[paper][block]
+        native = sizes.get(b["dataset"])
+        if native is not None and b["image_size"] != native:
+            problems.append(
+                f"{paper}.{block}.image_size = {b['image_size']}, but the {b['dataset']} images "
+                f"({paper}.{block}.dataset) are {native} pixels wide: set image_size to {native}"
+            )
+    for paper, group in ORTHOGONAL_TOKENS:
+        b = config[paper][group]
+        need = b["n"] * b["T"] + 1
+        if b["d"] < need:
+            problems.append(
+                f"{paper}.{group}.d = {b['d']}: its n·T tokens are orthogonal with a spare "
+                f"direction, so d must be at least n·T + 1 = {need} ({paper}.{group}.n = "
+                f"{b['n']}, {paper}.{group}.T = {b['T']}): raise d or lower n or T"
+            )
+    lm = config["lowrank"]["lm"]
+    bad = {
+        f"lowrank.{k}.layers": [x for x in config["lowrank"][k]["layers"] if x > lm["n_layer"]]
+        for k in ("fig3", "figC")
+    }
+    if any(bad.values()):
+        problems.append(
+            "layers are counted from 1 and must be at most lowrank.lm.n_layer = "
+            f"{lm['n_layer']}: "
+            + "; ".join(f"{k} has {v}" for k, v in bad.items() if v)
+            + ".  Lower the layers or raise lowrank.lm.n_layer."
+        )
+    return problems
