@@ -8,7 +8,8 @@ returns ``(arrays, doc)``, saved by attnbias.io.save_arrays; a computation retur
 these settings raises attnbias.io.NotMeasurable: the job then writes an empty product recording the
 reason, which the later stages pass on and the figure's claims and plot report."""
 
-from attnbias.workflow import limit_threads, log_startup, named_inputs, resolve, rule_logging
+from attnbias.jobstats import log_startup
+from attnbias.workflow import limit_threads, named_inputs, resolve, rule_logging
 
 limit_threads(snakemake.threads)  # noqa: F821 (injected by Snakemake)
 

@@ -14,6 +14,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from .jobstats import log_startup, log_usage
+
 # the paper sections of the configuration, each validated by workflow/schemas/<paper>.schema.yaml
 PAPERS = ("maxmargin", "fastrates", "nucnorm", "lowrank")
 
@@ -38,6 +40,7 @@ def rule_logging(snakemake):
             logging.getLogger("attnbias").exception("rule failed")
             raise
         finally:
+            log_usage(logging.getLogger("attnbias"))
             root.removeHandler(handler)
 
 
@@ -80,27 +83,6 @@ def call_figure(package: str, paper: str, figure: str, data: dict):
         )
     log_startup(f"attnbias.{package}.{paper}.{figure}")
     return fn(**data)
-
-
-def process_age() -> float | None:
-    """Seconds since this process started (from Linux's /proc, in clock ticks of 10 ms), or None
-    where there is no /proc."""
-    try:
-        stat = Path("/proc/self/stat").read_text()
-        start = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, starttime, after the name
-        uptime = float(Path("/proc/uptime").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return uptime - start / os.sysconf("SC_CLK_TCK")
-
-
-def log_startup(func: str) -> None:
-    """Log the job's start-up, the time from its process's start (Python, Snakemake's script
-    preamble, imports, reading the inputs) to calling ``func``: benchmarks/bench_startup.py
-    reads these lines from the jobs' logs."""
-    age = process_age()
-    if age is not None:
-        logging.getLogger("attnbias").info("start-up: %.2f s from process start to %s", age, func)
 
 
 def figure_data(files) -> dict:
