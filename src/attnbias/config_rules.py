@@ -54,3 +54,60 @@ def cross_field_problems(config: dict) -> list[str]:
             + ".  Lower the layers or raise lowrank.lm.n_layer."
         )
     return problems
+
+
+def check_files(files, root=".", scale: str | None = None) -> list[str]:
+    """The problems of config files as the workflow would layer them on ``config.yaml`` (and the
+    paper overlay with ``scale="paper"``), each one line naming the file and line, or the key
+    path: a file that is missing or not YAML, a value the schemas refuse, a cross-field rule.
+    Snakemake reads a ``--configfile`` before the workflow starts, so its own message for a missing
+    or broken file cannot name the line; this check can."""
+    from pathlib import Path
+
+    import yaml
+
+    from .workflow import PAPERS, load_config, load_schema, schema_problem
+
+    problems = []
+    for f in map(Path, files):
+        try:
+            doc = yaml.safe_load(f.read_text())
+        except OSError as e:
+            problems.append(f"{f}: cannot read it: {e.strerror}")
+            continue
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"{f}:{mark.line + 1}:{mark.column + 1}" if mark else str(f)
+            problems.append(f"{where}: not valid YAML: {getattr(e, 'problem', None) or e}")
+            continue
+        if doc is not None and not isinstance(doc, dict):
+            problems.append(f"{f}: a config file maps settings to values, not a {type(doc).__name__}")
+    if problems:
+        return problems
+    config = load_config(root, scale=scale, configfiles=files, validate=False)
+    schemas = Path(root) / "workflow" / "schemas"
+    for name, section, path in [("config", config, "")] + [
+        (p, config.get(p, {}), p) for p in PAPERS
+    ]:
+        problem = schema_problem(section, load_schema(schemas / f"{name}.schema.yaml"), path)
+        if problem:
+            problems.append(problem)
+    return problems or cross_field_problems(load_config(root, scale=scale, configfiles=files))
+
+
+def main(argv=None) -> int:
+    """``python -m attnbias.config_rules [--scale paper] FILE...``: check config files before a
+    run; prints each problem and exits 1, or prints "ok"."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m attnbias.config_rules", description=main.__doc__)
+    ap.add_argument("files", nargs="+", help="config files, as given to --configfile")
+    ap.add_argument("--scale", choices=["quick", "paper"], help="the preset (default: the files')")
+    args = ap.parse_args(argv)
+    problems = check_files(args.files, scale=args.scale)
+    print("\n".join(problems) if problems else "ok")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -47,3 +47,25 @@ def test_layers_within_the_trained_model(config):
     cfg["lowrank"]["fig3"]["layers"] = [1, 2]
     (problem,) = cross_field_problems(cfg)
     assert "lowrank.lm.n_layer = 1" in problem and "lowrank.fig3.layers has [2]" in problem
+
+
+def test_the_config_file_check_names_the_file_and_line(tmp_path):
+    """``python -m attnbias.config_rules FILE``: what Snakemake's own reading of a --configfile
+    cannot say (it reads the file before the workflow starts)."""
+    from attnbias.config_rules import check_files, main
+
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("maxmargin:\n  fig1: {steps: 5\n  bad: [\n")
+    (problem,) = check_files([broken], root=ROOT)
+    assert problem.startswith(f"{broken}:3:") and "not valid YAML" in problem
+    (problem,) = check_files([tmp_path / "missing.yaml"], root=ROOT)
+    assert "missing.yaml: cannot read it: No such file" in problem
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("fastrates:\n  fig2: {n: 0}\n")
+    (problem,) = check_files([bad], root=ROOT)
+    assert problem.startswith("config error at fastrates.fig2.n") and len(problem.splitlines()) <= 10
+    bad.write_text("fastrates:\n  fig2: {d: 10}\n")
+    (problem,) = check_files([bad], root=ROOT)
+    assert "fastrates.fig2.d = 10" in problem
+    bad.write_text("maxmargin:\n  fig1: {steps: 500}\n")
+    assert check_files([bad], root=ROOT) == [] and main([str(bad)]) == 0
