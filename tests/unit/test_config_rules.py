@@ -3,10 +3,10 @@
 import copy
 
 import pytest
+from conftest import ROOT
 
 from attnbias.config_rules import cross_field_problems
 from attnbias.workflow import load_config
-from conftest import ROOT
 
 
 @pytest.fixture(scope="module")

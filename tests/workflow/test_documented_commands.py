@@ -136,6 +136,7 @@ DOCUMENTED = {
         "tests/integration/test_end_to_end.py", "--report"
     ),
     "snakemake --unlock": Run(""),
+    "snakemake robustness": ByTest("tests/workflow/test_robustness_run.py", '"robustness"'),
     "snakemake --cores 2 robustness": ByTest(
         "tests/workflow/test_robustness_run.py", '"robustness"'
     ),

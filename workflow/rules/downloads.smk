@@ -124,3 +124,8 @@ def block_downloads(paper, block, hub_datasets, shipped_models=("minilm",)):
             )
         )
     return out
+
+
+def _download(wildcards):
+    """The table entry of a job of the rule `download`."""
+    return DOWNLOADS[(wildcards.paper, wildcards.name)]

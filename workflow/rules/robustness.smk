@@ -40,8 +40,6 @@ rule robustness_default:
         "../../scripts/robustness_seed.py"
 
 
-# threads: a seed run uses every core here; on a cluster it only submits jobs, so the seeds start
-# at once
 rule robustness_seed:
     input:
         config=f"{ROBUST_DIR}/config.yaml",
@@ -56,7 +54,7 @@ rule robustness_seed:
     localrule: True
     conda:
         "../../environment.yml"
-    threads: 1 if workflow.non_local_exec else workflow.cores
+    threads: lambda wildcards: seed_run_threads()
     params:
         seed=lambda wildcards: int(wildcards.seed),
         redrawn=ROBUST_FIGURES,

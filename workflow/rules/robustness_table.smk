@@ -99,3 +99,12 @@ def write_given_config(path, settings, log):
         + yaml.safe_dump(dict(settings), sort_keys=False)
     )
     Path(log).write_text(f"wrote {path}\n")
+
+
+def seed_run_threads():
+    """A seed run's threads: every core given to this run here; on a cluster (known when the job
+    runs, not at parse time) one, as it only submits jobs, so the seeds start at once.
+    """
+    if workflow.non_local_exec:
+        return 1
+    return workflow.resource_settings.cores or 1

@@ -106,10 +106,6 @@ rule precomputed:
 # `<paper>_download_<name>` (below) is the name the loaders' errors give.
 
 
-def _download(wildcards):
-    return DOWNLOADS[(wildcards.paper, wildcards.name)]
-
-
 rule download:
     output:
         csv="results/downloads/{paper}/{name}.csv",
