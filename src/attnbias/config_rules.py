@@ -81,7 +81,8 @@ def check_files(files, root=".", scale: str | None = None) -> list[str]:
             problems.append(f"{where}: not valid YAML: {getattr(e, 'problem', None) or e}")
             continue
         if doc is not None and not isinstance(doc, dict):
-            problems.append(f"{f}: a config file maps settings to values, not a {type(doc).__name__}")
+            kind = type(doc).__name__
+            problems.append(f"{f}: a config file maps settings to values, not a {kind}")
     if problems:
         return problems
     config = load_config(root, scale=scale, configfiles=files, validate=False)

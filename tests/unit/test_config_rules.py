@@ -63,7 +63,8 @@ def test_the_config_file_check_names_the_file_and_line(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("fastrates:\n  fig2: {n: 0}\n")
     (problem,) = check_files([bad], root=ROOT)
-    assert problem.startswith("config error at fastrates.fig2.n") and len(problem.splitlines()) <= 10
+    assert problem.startswith("config error at fastrates.fig2.n")
+    assert len(problem.splitlines()) <= 10
     bad.write_text("fastrates:\n  fig2: {d: 10}\n")
     (problem,) = check_files([bad], root=ROOT)
     assert "fastrates.fig2.d = 10" in problem
