@@ -54,6 +54,14 @@ def test_fig1c_data_reproduces_table():
     np.testing.assert_allclose(pos, syn.FIG1C_TABLE, atol=1e-4)
 
 
+def test_fig1c_stored_draw_is_torchs_seed_0_draw_bit_for_bit():
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    X = (0.2 * torch.randn(3, 7, 3, generator=g, dtype=torch.float32)).double().numpy()
+    assert np.array_equal(X[..., :2], syn.FIG1C_DRAW)
+
+
 def test_fig2_lmm_gmm():
     prob = syn.fig2_problem()
     np.testing.assert_allclose(att_svm(key2(prob), [1]).x, [1.0, 0.0], atol=1e-6)
