@@ -18,6 +18,7 @@ Run it on an idle machine: every number is wall time.
 """
 
 import argparse
+import ast
 import re
 import shutil
 import statistics
@@ -81,7 +82,10 @@ def _plot_breakdown(wf: Path, repeat: int, paper: str) -> None:
     text = scripts[0].read_text()
     preamble = text[: text.index(PREAMBLE_END)]
     body = text[text.index(PREAMBLE_END) :]
-    head = "\n".join(line for line in body.splitlines() if line.startswith(("from ", "import ")))
+    tree = ast.parse(body)
+    head = "\n".join(
+        ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+    )
     head += f"\nimport attnbias.plotting.{paper}"  # the figure's module, imported by name
     probe = wf / "probe_imports.py"
     probe.write_text(preamble + "\n" + head + "\n")

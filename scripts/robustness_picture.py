@@ -1,7 +1,11 @@
-"""Entry point of the rule `robustness_picture`: a paper's claims × seeds and its report caption."""
+"""Entry point of the rule `robustness_picture`: a paper's claims × seeds, its report caption, and
+one note per figure for the figure's own report caption."""
+
+from pathlib import Path
 
 import pandas as pd
 
+from attnbias.claims.robustness import figure_notes
 from attnbias.io import load_data
 from attnbias.plotting.robustness import robustness_caption, robustness_grid
 from attnbias.plotting.style import save_figure
@@ -15,4 +19,8 @@ with rule_logging(snakemake) as log:  # noqa: F821
     table = pd.read_csv(inp.summary, keep_default_na=False)
     with open(out.caption, "w") as fh:
         fh.write(robustness_caption(table, p.paper, seed_list))
-    log.info("wrote %s, %s", out.pdf, out.caption)
+    # each figure's caption shows its line (workflow/report/figure.rst reads <notes>/<fig>.rst)
+    Path(out.notes).mkdir(parents=True, exist_ok=True)
+    for (_, fig), note in figure_notes(table[table.paper == p.paper], seed_list).items():
+        (Path(out.notes) / f"{fig}.rst").write_text(note)
+    log.info("wrote %s, %s and the figures' notes in %s", out.pdf, out.caption, out.notes)

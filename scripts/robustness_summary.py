@@ -10,7 +10,8 @@ from attnbias.workflow import rule_logging
 with rule_logging(snakemake) as log:  # noqa: F821
     seeds = pd.concat([load_data(f)[0] for f in snakemake.input.tables], ignore_index=True)  # noqa: F821
     out = snakemake.output  # noqa: F821
-    table = write_robustness(seeds, out.md, out.csv, snakemake.params.shows)  # noqa: F821
+    p = snakemake.params  # noqa: F821
+    table = write_robustness(seeds, out.md, out.csv, p.shows, dict(p.examined))
     seed_list = sorted(int(s) for s in seeds.seed.unique())
     with open(out.headline, "w") as fh:  # the report's caption of the table
         fh.write(

@@ -62,13 +62,15 @@ def _claims_doc(control: str = "none") -> dict:
     }
 
 
-def _jinja(text: str, rendered: Path | None = None) -> str:
+def _jinja(text: str, rendered: Path | None = None, note: Path | None = None) -> str:
     """Render like snakemake's report (trim_blocks, lstrip_blocks), but strict: an undefined name
     in a caption is an error here rather than an empty string in the report.  ``rendered``: the
-    plot job's rendered caption, which the wrapper ``figure.rst`` reads."""
+    plot job's rendered caption, which the wrapper ``figure.rst`` reads; ``note``: the figure's
+    robustness note (absent unless ``snakemake robustness`` ran)."""
+    note = note or Path("/nonexistent/robustness-note.rst")
 
     class job(_FakeSnakemake):
-        params = type("params", (), {"report_caption": rendered})
+        params = type("params", (), {"report_caption": rendered, "robustness_note": note})
 
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     return env.from_string(text + RST_LINKS).render(snakemake=job, categories={}, files=[])
@@ -122,6 +124,30 @@ def test_caption_renders_without_system_messages(path, control, tmp_path):
         pytest.skip("no control paragraph outside figure captions")
     msgs = _system_messages(_rendered(path, tmp_path, control))
     assert not msgs, f"{path.name}: docutils system messages:\n" + "\n".join(msgs)
+
+
+def test_a_figure_caption_shows_its_robustness_note(tmp_path):
+    """Once `snakemake robustness` ran, a figure's report caption ends with its note
+    (attnbias.claims.robustness.figure_notes): rendered without docutils messages."""
+    import pandas as pd
+
+    from attnbias.claims.robustness import figure_notes
+
+    table = pd.DataFrame(
+        [("fastrates", "fig4", "paper", "auc_sngd", "fragile", 3, 5, "1 4"),
+         ("fastrates", "fig4", "paper", "auc_sps", "fails", 0, 5, "0 1 2 3 4"),
+         ("fastrates", "fig4", "paper", "final_sngd", "holds", 5, 5, "")],
+        columns=["paper", "figure", "kind", "claim", "status", "passed", "seeds", "failed_on"],
+    )  # fmt: skip
+    note = tmp_path / "fig4.rst"
+    note.write_text(figure_notes(table, [0, 1, 2, 3, 4])[("fastrates", "fig4")])
+    out = tmp_path / "fastrates_fig4.rst"
+    render_caption(REPORT / "fastrates_fig4.rst", _claims_doc("none"), {}, out)
+    text = _jinja(WRAPPER.read_text(), rendered=out, note=note)
+    assert "1/3 paper claims hold on every seed" in text and "3 of 5 seeds pass" in text
+    assert "Fail on every seed: ``auc_sps``" in text
+    assert not _system_messages(text)
+    assert "Over seeds" not in _rendered(REPORT / "fastrates_fig4.rst", tmp_path)  # none yet
 
 
 def test_system_message_check_can_fail():

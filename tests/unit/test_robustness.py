@@ -8,6 +8,7 @@ import pytest
 
 from attnbias.claims.core import compare, holds, within, write_claims
 from attnbias.claims.robustness import (
+    check_examined,
     headline,
     margin,
     robustness_table,
@@ -75,7 +76,35 @@ def test_statuses_counts_and_order(tmp_path):
     assert list(robustness_table(seeds).claim) == ["ratio", "order", "ok", "cos"]
     text = headline(robustness_table(seeds), [0, 1, 2])
     assert text.startswith("Paper claims that hold on every seed: 2/3 (seeds 0, 1, 2; 1 of them")
-    assert "Seed-fragile: 1." in text and "Fail on every seed: 0." in text
+    assert "Seed-fragile: 1, 1 not yet examined." in text and "Fail on every seed: 0." in text
+
+
+def test_an_examined_claim_is_judged_by_its_rate_and_documented(tmp_path):
+    seeds = pd.concat(
+        [
+            seed_table(_claims(tmp_path, s, (v, True)), s, REDRAWN)
+            for s, v in enumerate((0.3, 0.64, 0.4))
+        ],
+        ignore_index=True,
+    )
+    note = "the paper speaks of typical draws"
+    for rate, status in ((0.6, "rate-holds"), (0.7, "rate-fails")):  # 2/3 of the seeds pass
+        exam = {"p/figA/ratio": {"outcome": "a", "rate": rate, "note": note}}
+        check_examined(exam)
+        t = robustness_table(seeds, exam).set_index("claim")
+        assert t.loc["ratio", "status"] == status and t.loc["ratio", "examined"] == "a"
+        exam_text = t.loc["ratio", "examination"]
+        assert note in exam_text and f"{rate:.0%}" in exam_text
+        text = headline(robustness_table(seeds, exam), [0, 1, 2])
+        assert f"of which {int(status == 'rate-holds')}/1 judged by their pass rate" in text
+    d = {"p/figA/ratio": {"outcome": "d", "note": "kept"}}
+    assert robustness_table(seeds, d).set_index("claim").loc["ratio", "status"] == "fragile"
+    for bad in ({"p/figA/ratio": {"outcome": "a", "note": "x"}},  # (a) needs its rate
+                {"p/figA/ratio": {"outcome": "d", "note": "x", "rate": 0.5}},
+                {"p/figA/ratio": {"outcome": "e", "note": "x"}},
+                {"p/figA": {"outcome": "d", "note": "x"}}):  # fmt: skip
+        with pytest.raises(ValueError, match="examined"):
+            check_examined(bad)
 
 
 def test_write_robustness_puts_the_headline_and_every_claim(tmp_path):

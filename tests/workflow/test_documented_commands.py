@@ -128,6 +128,7 @@ DOCUMENTED = {
     "snakemake --cores 2 all --config claims_strict=true": Dry("fresh", **_ALL),
     "snakemake -n": Dry("fresh", figures=_set("*"), trains=True),
     "snakemake --list-changes params": Run("", ("--nolock",)),
+    "python -m attnbias.config_rules my.yaml": ByTest("tests/unit/test_config_rules.py", "main(["),
     "snakemake maxmargin_fig1c --rulegraph": Run('label = "svm"', ("--nolock",)),
     "snakemake --list-target-rules --config scale=paper | grep _download_": Run(
         "lowrank_download_pile"

@@ -199,6 +199,10 @@ rule plot:
         report_caption=lambda wildcards: Path(
             f"{RESULTS}/figures/{wildcards.paper}/{wildcards.fig}.rst"
         ),
+        # how its claims fared over seeds, once `snakemake robustness` has run (else absent)
+        robustness_note=lambda wildcards: Path(
+            f"{RESULTS}/robustness/{wildcards.paper}.notes/{wildcards.fig}.rst"
+        ),
     script:
         "../../scripts/plot.py"
 

@@ -96,6 +96,7 @@ rule robustness_summary:
     params:
         # the report's caption of the table (workflow/report/robustness_summary.rst) shows it
         headline=lambda wildcards: Path(f"{ROBUST_DIR}/{wildcards.scope}.headline.rst"),
+        examined=EXAMINED,
         shows=dict(
             preset=SCALE,
             control=CONTROL,
@@ -120,6 +121,8 @@ rule robustness_picture:
             labels={"paper": "{paper}", "figure": "robustness"},
         ),
         caption=f"{ROBUST_DIR}/{{paper}}.rst",
+        # one note per figure, shown in its report caption (workflow/report/figure.rst)
+        notes=directory(f"{ROBUST_DIR}/{{paper}}.notes"),
     log:
         f"{ROBUST_DIR}/logs/robustness_{{paper}}_picture.log",
     localrule: True

@@ -11,6 +11,15 @@ from attnbias.workflow import shift_seeds
 
 ROBUST = config["robustness"]
 ROBUST_DIR = f"{RESULTS}/robustness"
+# the seed-fragile claims examined, and how (attnbias.claims.robustness.OUTCOMES)
+from attnbias.claims.robustness import check_examined
+
+with open(Path(workflow.basedir) / "workflow" / "report" / "examined.yaml") as _f:
+    EXAMINED = yaml.safe_load(_f) or {}
+try:
+    check_examined(EXAMINED)
+except ValueError as _e:
+    raise WorkflowError(f"workflow/report/examined.yaml: {_e}") from None
 
 
 def _data_group(path):

@@ -47,14 +47,26 @@ SEED_COLUMNS = {
 
 SUMMARY_COLUMNS = [
     "paper", "figure", "kind", "claim", "statement", "threshold", "status", "seeds_passed",
-    "passed", "seeds", "failed_on", "value_min", "value_median", "value_max",
+    "passed", "seeds", "failed_on", "value_min", "value_median", "value_max", "examined",
+    "examination",
 ]  # fmt: skip
 STATUS = {
     "fragile": "seed-fragile: passes on some seeds, fails on others",
+    "rate-fails": "examined, outcome (a): passes on fewer seeds than the share fixed for it",
     "fails": "fails on every seed",
+    "rate-holds": "examined, outcome (a): passes on at least the share of seeds fixed for it",
     "holds": "holds on every seed",
     "once-holds": "not redrawn by the seed (deterministic or precomputed): holds, measured once",
     "once-fails": "not redrawn by the seed (deterministic or precomputed): fails, measured once",
+}
+# How a seed-fragile claim was examined (workflow/report/examined.yaml), decided from the paper and
+# the spec, never from the measured values.
+OUTCOMES = {
+    "a": "the paper states the effect for typical draws: the claim is judged by its pass rate over "
+    "the seeds, against a share fixed in advance",
+    "b": "the spec asked more than the paper says: the threshold now follows the paper's words",
+    "c": "the run was underpowered: more compute (steps, trials, runs), the same for every seed",
+    "d": "none of these: it stays seed-fragile, shown as such",
 }
 _ORDER = {s: i for i, s in enumerate(STATUS)}
 _COMPARE = re.compile(r"^\s*(>=|<=|>|<|==)\s*([-+0-9.eE]+|inf|nan)\s*$")
@@ -153,14 +165,23 @@ def _status(passed: pd.Series, redrawn: bool) -> str:
     return "fails" if not passed.any() else "fragile"
 
 
-def robustness_table(seeds: pd.DataFrame) -> pd.DataFrame:
-    """One row per claim over the seeds (columns :data:`SUMMARY_COLUMNS`), seed-fragile claims
-    first, then those failing on every seed, then those holding on every seed, then the claims of
-    figures no seed redraws; paper claims before sanity checks and identities within each.
+def robustness_table(seeds: pd.DataFrame, examined: dict | None = None) -> pd.DataFrame:
+    """One row per claim over the seeds (columns :data:`SUMMARY_COLUMNS`), in the order of
+    :data:`STATUS` (seed-fragile claims first, the claims of figures no seed redraws last); paper
+    claims before sanity checks and identities within each.
 
-    ``seeds``: the concatenated :func:`seed_table` of every seed (a figure that is not redrawn
-    appears for seed 0 only).
+    Parameters
+    ----------
+    seeds : DataFrame
+        The concatenated :func:`seed_table` of every seed (a figure that is not redrawn appears
+        for seed 0 only).
+    examined : dict, optional
+        ``{"<paper>/<figure>/<claim>": {"outcome": "a"|"b"|"c"|"d", "note": str, "rate": float}}``
+        (workflow/report/examined.yaml, :data:`OUTCOMES`): a claim examined with outcome (a) is
+        judged by the share of seeds it passes against its ``rate`` (status ``rate-holds`` or
+        ``rate-fails``); every examined claim carries its outcome and note.
     """
+    examined = examined or {}
     out = []
     keys = ["paper", "figure", "claim"]
     for (paper, figure, claim), g in seeds.groupby(keys, sort=False):
@@ -168,6 +189,9 @@ def robustness_table(seeds: pd.DataFrame) -> pd.DataFrame:
         vals = g["value_num"].to_numpy(float)
         finite = vals[np.isfinite(vals)]
         status = _status(g["passed"], bool(g["redrawn"].all()))
+        exam = examined.get(f"{paper}/{figure}/{claim}", {})
+        if exam.get("outcome") == "a" and not status.startswith("once"):
+            status = "rate-holds" if g["passed"].mean() >= exam["rate"] else "rate-fails"
         out.append(
             {
                 "paper": paper,
@@ -184,6 +208,8 @@ def robustness_table(seeds: pd.DataFrame) -> pd.DataFrame:
                 "value_min": float(finite.min()) if finite.size else float("nan"),
                 "value_median": float(np.median(finite)) if finite.size else float("nan"),
                 "value_max": float(finite.max()) if finite.size else float("nan"),
+                "examined": exam.get("outcome", ""),
+                "examination": _examination(exam),
             }
         )
     df = pd.DataFrame(out, columns=SUMMARY_COLUMNS)
@@ -196,17 +222,49 @@ def robustness_table(seeds: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _examination(exam: dict) -> str:
+    if not exam:
+        return ""
+    rate = f" (required share of seeds: {exam['rate']:.0%})" if exam["outcome"] == "a" else ""
+    return f"({exam['outcome']}){rate} {exam['note']}"
+
+
+def check_examined(examined: dict) -> None:
+    """``examined`` (workflow/report/examined.yaml) well formed: keys ``<paper>/<figure>/<claim>``,
+    an outcome of :data:`OUTCOMES` with a note, and a ``rate`` in (0, 1] exactly for outcome (a)."""
+    for key, e in examined.items():
+        if key.count("/") != 2 or not isinstance(e, dict):
+            raise ValueError(f"examined: {key!r} is not '<paper>/<figure>/<claim>: {{...}}'")
+        if e.get("outcome") not in OUTCOMES or not str(e.get("note", "")).strip():
+            raise ValueError(f"examined: {key}: needs an outcome in {list(OUTCOMES)} and a note")
+        rate = e.get("rate")
+        if (e["outcome"] == "a") != (rate is not None) or (rate is not None and not 0 < rate <= 1):
+            raise ValueError(f"examined: {key}: a rate in (0, 1] goes with outcome (a) only")
+        extra = sorted(set(e) - {"outcome", "note", "rate"})
+        if extra:
+            raise ValueError(f"examined: {key}: unknown keys {extra}")
+
+
 def headline(table: pd.DataFrame, seeds: list[int]) -> str:
     """E.g. "Paper claims that hold on every seed: 50/61 (seeds 0, 1, 2, 3, 4; 14 of them
     measured once: not redrawn by the seed).  Seed-fragile: 8.  Fail on every seed: 3."."""
     p = table[table.kind == "paper"]
     hold = p.status.isin(["holds", "once-holds"]).sum()
     once = p.status.str.startswith("once").sum()
+    rated = p[p.status.str.startswith("rate-")]
+    fragile = p[p.status == "fragile"]
     return (
         f"Paper claims that hold on every seed: {hold}/{len(p)} (seeds "
         f"{', '.join(map(str, seeds))}; {once} of them measured once: not redrawn by the seed).  "
-        f"Seed-fragile: {(p.status == 'fragile').sum()}.  "
-        f"Fail on every seed: {(p.status.isin(['fails', 'deterministic-fail'])).sum()}."
+        f"Seed-fragile: {len(fragile) + len(rated)}"
+        + (
+            f", of which {(rated.status == 'rate-holds').sum()}/{len(rated)} judged by their "
+            "pass rate meet it"
+            if len(rated)
+            else ""
+        )
+        + (f", {(fragile.examined == '').sum()} not yet examined" if "examined" in p else "")
+        + f".  Fail on every seed: {(p.status == 'fails').sum()}."
     )
 
 
@@ -214,12 +272,14 @@ def _fmt(x) -> str:
     return "" if isinstance(x, float) and not math.isfinite(x) else f"{x:.4g}"
 
 
-def write_robustness(seeds: pd.DataFrame, md_path, csv_path, shows: dict) -> pd.DataFrame:
+def write_robustness(
+    seeds: pd.DataFrame, md_path, csv_path, shows: dict, examined: dict | None = None
+) -> pd.DataFrame:
     """Write the robustness summary (``.md``, ``.csv``) of the concatenated seed tables; return it.
 
     ``shows``: which runs (``preset``, ``control``, ``seeds``, ``folders``), said in the first
-    lines."""
-    table = robustness_table(seeds)
+    lines; ``examined``: the examined claims (:func:`robustness_table`)."""
+    table = robustness_table(seeds, examined)
     table.to_csv(csv_path, index=False, float_format="%.6g")
     seed_list = sorted(int(s) for s in seeds["seed"].unique())
     lines = [
@@ -234,14 +294,52 @@ def write_robustness(seeds: pd.DataFrame, md_path, csv_path, shows: dict) -> pd.
         *(f"- **{k}**: {v}" for k, v in STATUS.items()),
         "",
         "| paper | figure | kind | claim | status | seeds passed | failed on | min | median | max "
-        "| threshold |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| threshold | examined |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         cells = [
             r.paper, r.figure, r.kind, r.claim, r.status, r.seeds_passed, r.failed_on,
-            _fmt(r.value_min), _fmt(r.value_median), _fmt(r.value_max), r.threshold,
+            _fmt(r.value_min), _fmt(r.value_median), _fmt(r.value_max), r.threshold, r.examined,
         ]  # fmt: skip
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    done = table[table.examined != ""]
+    if len(done):
+        lines += ["", "## Seed-fragile claims examined", ""]
+        lines += [f"- **{k}**: {v}" for k, v in OUTCOMES.items()]
+        lines += [""] + [
+            f"- {r.paper} {r.figure} `{r.claim}` ({r.status}, {r.seeds_passed}): {r.examination}"
+            for r in done.itertuples()
+        ]
     Path(md_path).write_text("\n".join(lines) + "\n")
     return table
+
+
+def figure_notes(table: pd.DataFrame, seeds: list[int]) -> dict[tuple[str, str], str]:
+    """For each figure of ``table`` (:func:`robustness_table`), the lines its report caption adds
+    once the robustness table exists: how many of its paper claims hold on every seed, and which
+    claims flip between seeds (how many seeds agree) or fail on every seed."""
+    seed_text = ", ".join(map(str, seeds))
+    notes = {}
+    for (paper, figure), t in table.groupby(["paper", "figure"], sort=False):
+        head = f"**Over seeds** {seed_text} (``snakemake robustness``): "
+        if t.status.str.startswith("once").all():
+            notes[(paper, figure)] = head + "no seed redraws this figure; measured once.\n"
+            continue
+        p = t[t.kind == "paper"]
+        lines = [head + f"{(p.status == 'holds').sum()}/{len(p)} paper claims hold on every seed."]
+        for r in t[t.status.isin(["fragile", "rate-holds", "rate-fails"])].itertuples():
+            lines.append(
+                f"``{r.claim}`` ({r.kind}) is seed-fragile: {r.passed} of {r.seeds} seeds pass "
+                f"(fails on seed {r.failed_on})"
+                + (f"; {STATUS[r.status]}" if r.status != "fragile" else "")
+                + (f".  Examined {getattr(r, 'examination', '')}" if getattr(r, "examined", "")
+                   else ".")
+            )  # fmt: skip
+        failing = t[t.status == "fails"]
+        if len(failing):
+            lines.append(
+                "Fail on every seed: " + ", ".join(f"``{c}``" for c in failing.claim) + "."
+            )
+        notes[(paper, figure)] = "  ".join(lines) + "\n"
+    return notes

@@ -69,7 +69,7 @@ def robustness_caption(table: pd.DataFrame, paper: str, seeds: list[int]) -> str
     t = table[table.paper == paper]
     p = t[t.kind == "paper"]
     hold = p.status.isin(["holds", "once-holds"]).sum()
-    fragile = t[t.status == "fragile"]
+    fragile = t[t.status.isin(["fragile", "rate-holds", "rate-fails"])]
     once = sorted(set(t.loc[t.status.str.startswith("once"), "figure"]))
     lines = [
         f"Every claim of the {paper} figures that the seed shift redraws, measured on seeds "
@@ -83,9 +83,10 @@ def robustness_caption(table: pd.DataFrame, paper: str, seeds: list[int]) -> str
     if len(fragile):
         lines += ["", "Seed-fragile:", ""]
         for r in fragile.itertuples():
+            exam = getattr(r, "examination", "")
             lines.append(
                 f"- {r.figure} ``{r.claim}`` ({r.kind}): passes on {r.seeds_passed} seeds, "
-                f"fails on seed {r.failed_on}"
+                f"fails on seed {r.failed_on}" + (f"; examined {exam}" if exam else "")
             )
     if once:
         lines += ["", f"Measured once (not redrawn by the seed): {', '.join(once)}."]
