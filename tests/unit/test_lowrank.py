@@ -124,7 +124,7 @@ def test_fig1_soft_threshold_and_rates(fig1):
         "gap_t1000",
         "soft_threshold_t1000",
         "lam0_imbalance_constant",
-        "lam0_gap_constant",
+        "lam0_gap_no_decay",
     }
 
 

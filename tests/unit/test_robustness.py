@@ -143,3 +143,20 @@ def test_execution_options_are_passed_on_and_nothing_else():
         "--workflow-profile", "profiles/slurm", "-j", "8", "--executor=slurm",
     ]  # fmt: skip
     assert execution_options(["snakemake", "--cores", "2", "all"]) == []
+
+
+def test_the_examined_claims_file_is_well_formed_and_names_real_figures():
+    """workflow/report/examined.yaml: each entry a valid outcome with its note, for a figure that
+    has a claims function."""
+    import importlib
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    examined = yaml.safe_load((root / "workflow" / "report" / "examined.yaml").read_text())
+    check_examined(examined)
+    assert examined, "no examined claim"
+    for key in examined:
+        paper, figure, _ = key.split("/")
+        assert callable(getattr(importlib.import_module(f"attnbias.claims.{paper}"), figure)), key
