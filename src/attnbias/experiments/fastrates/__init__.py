@@ -18,7 +18,7 @@ lives in :mod:`attnbias.data.hub`.  Table 1 and the names shared with claims and
 
 from __future__ import annotations
 
-import importlib
+from ...lazy import lazy_exports
 
 # public job function -> module that defines it (relative to this package, or absolute)
 _EXPORTS = {
@@ -37,14 +37,4 @@ _EXPORTS = {
     "fetch_assets": "attnbias.data.hub",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    """Import the module of ``name`` on first use (PEP 562) and return the function."""
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -12,7 +12,7 @@ of the name used, so a job imports its own module's dependencies and no other's.
 
 from __future__ import annotations
 
-import importlib
+from ...lazy import lazy_exports
 
 # public name -> module that defines it (relative to this package, or absolute)
 _EXPORTS = {
@@ -32,14 +32,4 @@ _EXPORTS = {
     "train_vit": ".vit",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    """Import the module of ``name`` on first use (PEP 562) and return it."""
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
