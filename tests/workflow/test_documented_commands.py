@@ -117,6 +117,7 @@ DOCUMENTED = {
     "snakemake --cores 2 maxmargin_fig1c -R results/data/maxmargin/fig1.csv": Dry(
         "built", **_FIG1C
     ),
+    "snakemake --cores 2 -F maxmargin_fig1c": Dry("built", **_FIG1C),
     "snakemake --cores 2 maxmargin": Dry("fresh", papers=_set("maxmargin"), figures=_set("*")),
     "snakemake --cores 1 lowrank": Dry("fresh", papers=_set("lowrank"), figures=_set("*")),
     # --- presets, controls, claims ---------------------------------------------------------------
