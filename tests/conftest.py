@@ -166,6 +166,27 @@ def quick_run(tmp_path_factory):
     return d
 
 
+# --- Parallel workers (pytest-xdist: ``-n auto --dist loadgroup``, pyproject's addopts) -----------
+# Each worker is its own session, so a set-up shared across modules would be made once per worker
+# that needs it.  Every test is grouped, and a group runs on one worker: a module using one of these
+# set-ups joins that set-up's group (or names it itself: ``pytestmark = pytest.mark.xdist_group``,
+# for a fixture it asks for at run time), every other module is its own group (its module-scoped
+# fixtures are then made once too).
+SHARED_SETUPS = ("quick_run", "finished_fig1c")
+
+
+def pytest_collection_modifyitems(config, items):
+    by_module: dict[str, list] = {}
+    for item in items:
+        by_module.setdefault(item.nodeid.split("::")[0], []).append(item)
+    for module, tests in by_module.items():
+        used = {f for t in tests for f in getattr(t, "fixturenames", ())}
+        group = next((f for f in SHARED_SETUPS if f in used), module)
+        for t in tests:
+            if t.get_closest_marker("xdist_group") is None:
+                t.add_marker(pytest.mark.xdist_group(group))
+
+
 def session_uses(request, fixture: str) -> bool:
     """Whether any test collected in this session asks for ``fixture`` (a shared set-up that is
     then worth reusing rather than redoing a part of it)."""
