@@ -166,25 +166,55 @@ def quick_run(tmp_path_factory):
     return d
 
 
-# --- Parallel workers (pytest-xdist: ``-n auto --dist loadgroup``, pyproject's addopts) -----------
+# --- Parallel workers (pytest-xdist: pyproject's `-n auto --dist loadscope --no-loadscope-reorder`)
 # Each worker is its own session, so a set-up shared across modules would be made once per worker
-# that needs it.  Every test is grouped, and a group runs on one worker: a module using one of these
-# set-ups joins that set-up's group (or names it itself: ``pytestmark = pytest.mark.xdist_group``,
-# for a fixture it asks for at run time), every other module is its own group (its module-scoped
-# fixtures are then made once too).
-SHARED_SETUPS = ("quick_run", "finished_fig1c")
+# that uses it.  The scheduler below keeps each module on one worker, and the modules sharing a
+# session set-up on the worker that makes it (test_worker_groups.py checks the table against the
+# fixtures the tests ask for; test_resume.py asks for `quick_run` at run time); the collection puts
+# those groups first and then the modules with slow tests, so the long ones start early.
+SHARED_SETUP_MODULES = {
+    "tests/integration/test_end_to_end.py": "quick_run",
+    "tests/integration/test_resume.py": "quick_run",
+    "tests/unit/test_job_startup.py": "finished_fig1c",
+    "tests/workflow/test_hermetic.py": "finished_fig1c",
+    "tests/workflow/test_interrupted.py": "finished_fig1c",
+    "tests/workflow/test_rerun_by_value.py": "finished_fig1c",
+}
+SHARED_SETUPS = ("quick_run", "finished_fig1c")  # longest first
+
+
+def worker_group(nodeid: str) -> str:
+    """The unit of work of one worker holding the test ``nodeid``: its shared set-up or its
+    module."""
+    module = nodeid.split("::", 1)[0]
+    return SHARED_SETUP_MODULES.get(module, module)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedSetupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return worker_group(nodeid)
+
+    return SharedSetupScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
-    by_module: dict[str, list] = {}
-    for item in items:
-        by_module.setdefault(item.nodeid.split("::")[0], []).append(item)
-    for module, tests in by_module.items():
-        used = {f for t in tests for f in getattr(t, "fixturenames", ())}
-        group = next((f for f in SHARED_SETUPS if f in used), module)
-        for t in tests:
-            if t.get_closest_marker("xdist_group") is None:
-                t.add_marker(pytest.mark.xdist_group(group))
+    slow = {worker_group(i.nodeid) for i in items if i.get_closest_marker("slow")}
+    first = {}
+    for n, item in enumerate(items):
+        first.setdefault(worker_group(item.nodeid), n)
+
+    def rank(item):
+        group = worker_group(item.nodeid)
+        kind = SHARED_SETUPS.index(group) if group in SHARED_SETUPS else 2 if group in slow else 3
+        return kind, first[group]
+
+    items[:] = sorted(items, key=rank)
 
 
 def session_uses(request, fixture: str) -> bool:

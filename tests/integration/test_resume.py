@@ -14,9 +14,6 @@ from conftest import BIN, ci_configfiles, copy_workflow, session_uses, snakemake
 TARGET = "results/data/maxmargin/fig7.csv"
 CKPT = "results/scratch/maxmargin_vit_train/quick/seed0/checkpoint.pt"
 
-# `uninterrupted` asks for the end-to-end run at run time: on its worker (conftest, xdist groups)
-pytestmark = pytest.mark.xdist_group("quick_run")
-
 
 def _checkpoint_epoch(path):
     try:
