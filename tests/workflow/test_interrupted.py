@@ -22,6 +22,10 @@ from conftest import BIN, clone_run, snakemake_cmd
 TARGET = "maxmargin_fig1c"
 DATA = "results/data/maxmargin/fig1.csv"
 PRODUCTS = ["results/figures/maxmargin/fig1c.pdf", "results/claims/maxmargin/fig1c.json"]
+# The interrupted recompute runs 10 × the default steps (≈ 5 s instead of 0.5 s), so that the signal
+# finds its job still running however loaded the machine is; the plain runs after it use the
+# default config, under which the interrupted data is missing (SIGINT) or stale (SIGKILL).
+SLOW = "maxmargin={fig1: {steps: 10000}}"
 
 
 def nothing_to_do(checkout) -> bool:
@@ -30,12 +34,12 @@ def nothing_to_do(checkout) -> bool:
 
 
 def interrupt_forced_recompute(checkout, sig) -> None:
-    """Start ``-R <data> <target>`` and, once the compute job runs (its declared outputs are gone),
-    send ``sig``: SIGINT to the whole process group, as Ctrl-C in a terminal does; SIGKILL to the
-    Snakemake process alone."""
+    """Start ``-R <data> <target>`` (at :data:`SLOW`) and, once the compute job runs (its declared
+    outputs are gone), send ``sig``: SIGINT to the whole process group, as Ctrl-C in a terminal
+    does; SIGKILL to the Snakemake process alone."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     proc = subprocess.Popen(
-        [str(BIN / "snakemake"), "--cores", "1", "-R", DATA, "--", TARGET],
+        [str(BIN / "snakemake"), "--cores", "1", "--config", SLOW, "-R", DATA, "--", TARGET],
         cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
