@@ -26,6 +26,7 @@ PRODUCTS = ["results/figures/maxmargin/fig1c.pdf", "results/claims/maxmargin/fig
 # finds its job still running however loaded the machine is; the plain runs after it use the
 # default config, under which the interrupted data is missing (SIGINT) or stale (SIGKILL).
 SLOW = "maxmargin={fig1: {steps: 10000}}"
+LOG = "results/logs/maxmargin_compute_fig1.log"
 
 
 def nothing_to_do(checkout) -> bool:
@@ -33,21 +34,30 @@ def nothing_to_do(checkout) -> bool:
     return "Nothing to be done" in res.stdout + res.stderr
 
 
+def in_its_function(checkout) -> bool:
+    """Whether the compute job has reached its function: the line every job logs there."""
+    log = checkout / LOG
+    return log.exists() and "start-up:" in log.read_text()
+
+
 def interrupt_forced_recompute(checkout, sig) -> None:
-    """Start ``-R <data> <target>`` (at :data:`SLOW`) and, once the compute job runs (its declared
-    outputs are gone), send ``sig``: SIGINT to the whole process group, as Ctrl-C in a terminal
-    does; SIGKILL to the Snakemake process alone."""
+    """Start ``-R <data> <target>`` (at :data:`SLOW`) and, once the compute job runs its function
+    (its declared outputs are gone), send ``sig``: SIGINT to the whole process group, as Ctrl-C in
+    a terminal does; SIGKILL to the Snakemake process alone.  (A fixed 0.5-s wait after the
+    outputs went failed twice in the full suite on two workers: the run finished as if never
+    interrupted.  Waiting for the job's own start-up line leaves no window at the job's launch.)"""
+    (checkout / LOG).unlink()  # the finished run's; the interrupted job writes its own
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     proc = subprocess.Popen(
         [str(BIN / "snakemake"), "--cores", "1", "--config", SLOW, "-R", DATA, "--", TARGET],
         cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
-    deadline = time.time() + 120
-    while (checkout / DATA).exists() and proc.poll() is None and time.time() < deadline:
+    deadline = time.time() + 300
+    while not in_its_function(checkout) and proc.poll() is None and time.time() < deadline:
         time.sleep(0.02)
     assert proc.poll() is None, "the forced recompute ended before it could be interrupted"
-    time.sleep(0.5)  # inside the job
+    assert in_its_function(checkout) and not (checkout / DATA).exists()
     if sig == signal.SIGINT:
         os.killpg(proc.pid, sig)
     else:
