@@ -166,7 +166,9 @@ def quick_run(tmp_path_factory):
     return d
 
 
-# --- Parallel workers (pytest-xdist: pyproject's `-n auto --dist loadscope --no-loadscope-reorder`)
+# --- Opt-in parallel workers (pytest-xdist: `-n auto --dist loadscope --no-loadscope-reorder`).
+# Not the default: under two workers the full suite's SIGINT test (test_interrupted.py) failed
+# twice (the interrupted run finished as if never signalled; alone it passes); cause not found.
 # Each worker is its own session, so a set-up shared across modules would be made once per worker
 # that uses it.  The scheduler below keeps each module on one worker, and the modules sharing a
 # session set-up on the worker that makes it (test_worker_groups.py checks the table against the
@@ -204,6 +206,8 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: the collection order
     slow = {worker_group(i.nodeid) for i in items if i.get_closest_marker("slow")}
     first = {}
     for n, item in enumerate(items):
