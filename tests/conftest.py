@@ -166,61 +166,6 @@ def quick_run(tmp_path_factory):
     return d
 
 
-# --- Opt-in parallel workers (pytest-xdist: `-n auto --dist loadscope --no-loadscope-reorder`).
-# Not the default: under two workers the full suite's SIGINT test (test_interrupted.py) failed
-# twice (the interrupted run finished as if never signalled; alone it passes); cause not found.
-# Each worker is its own session, so a set-up shared across modules would be made once per worker
-# that uses it.  The scheduler below keeps each module on one worker, and the modules sharing a
-# session set-up on the worker that makes it (test_worker_groups.py checks the table against the
-# fixtures the tests ask for; test_resume.py asks for `quick_run` at run time); the collection puts
-# those groups first and then the modules with slow tests, so the long ones start early.
-SHARED_SETUP_MODULES = {
-    "tests/integration/test_end_to_end.py": "quick_run",
-    "tests/integration/test_resume.py": "quick_run",
-    "tests/unit/test_job_startup.py": "finished_fig1c",
-    "tests/workflow/test_hermetic.py": "finished_fig1c",
-    "tests/workflow/test_interrupted.py": "finished_fig1c",
-    "tests/workflow/test_rerun_by_value.py": "finished_fig1c",
-}
-SHARED_SETUPS = ("quick_run", "finished_fig1c")  # longest first
-
-
-def worker_group(nodeid: str) -> str:
-    """The unit of work of one worker holding the test ``nodeid``: its shared set-up or its
-    module."""
-    module = nodeid.split("::", 1)[0]
-    return SHARED_SETUP_MODULES.get(module, module)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    if config.getvalue("dist") != "loadscope":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class SharedSetupScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid):
-            return worker_group(nodeid)
-
-    return SharedSetupScheduling(config, log)
-
-
-def pytest_collection_modifyitems(config, items):
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return  # one process: the collection order
-    slow = {worker_group(i.nodeid) for i in items if i.get_closest_marker("slow")}
-    first = {}
-    for n, item in enumerate(items):
-        first.setdefault(worker_group(item.nodeid), n)
-
-    def rank(item):
-        group = worker_group(item.nodeid)
-        kind = SHARED_SETUPS.index(group) if group in SHARED_SETUPS else 2 if group in slow else 3
-        return kind, first[group]
-
-    items[:] = sorted(items, key=rank)
-
-
 def session_uses(request, fixture: str) -> bool:
     """Whether any test collected in this session asks for ``fixture`` (a shared set-up that is
     then worth reusing rather than redoing a part of it)."""

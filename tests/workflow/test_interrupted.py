@@ -22,9 +22,10 @@ from conftest import BIN, clone_run, snakemake_cmd
 TARGET = "maxmargin_fig1c"
 DATA = "results/data/maxmargin/fig1.csv"
 PRODUCTS = ["results/figures/maxmargin/fig1c.pdf", "results/claims/maxmargin/fig1c.json"]
-# The interrupted recompute runs 10 × the default steps (≈ 5 s instead of 0.5 s), so that the signal
-# finds its job still running however loaded the machine is; the plain runs after it use the
-# default config, under which the interrupted data is missing (SIGINT) or stale (SIGKILL).
+# The interrupted recompute runs 10 × the default steps (≈ 5 s instead of 0.5 s): the signal comes
+# once the job has reached its function, and the job must still be running then; the plain runs
+# after it use the default config, under which the interrupted data is missing (SIGINT) or stale
+# (SIGKILL).
 SLOW = "maxmargin={fig1: {steps: 10000}}"
 LOG = "results/logs/maxmargin_compute_fig1.log"
 
@@ -43,9 +44,8 @@ def in_its_function(checkout) -> bool:
 def interrupt_forced_recompute(checkout, sig) -> None:
     """Start ``-R <data> <target>`` (at :data:`SLOW`) and, once the compute job runs its function
     (its declared outputs are gone), send ``sig``: SIGINT to the whole process group, as Ctrl-C in
-    a terminal does; SIGKILL to the Snakemake process alone.  (A fixed 0.5-s wait after the
-    outputs went failed twice in the full suite on two workers: the run finished as if never
-    interrupted.  Waiting for the job's own start-up line leaves no window at the job's launch.)"""
+    a terminal does; SIGKILL to the Snakemake process alone.  Waiting for the job's own log line
+    replaces a fixed 0.5-s wait after the outputs went, which guessed when the job was running."""
     (checkout / LOG).unlink()  # the finished run's; the interrupted job writes its own
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     proc = subprocess.Popen(
