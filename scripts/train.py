@@ -2,6 +2,8 @@
 this one process), run attnbias.experiments.<func>(**settings, **inputs) with an undeclared resume
 checkpoint, then save each returned table in the job's folder ``output.runs``: ``<run>.csv`` for a
 run's one table (``"csv"``), ``<run>_<table>.csv`` for each of several (attnbias.workflow.run_file).
+A run that the negative control trains as an uncontrolled run (``shared``: that run's folder, file
+stem and relabelling function, workflow/rules/sweeps.smk ``shared_run``) is that run, relabelled.
 """
 
 from attnbias.workflow import (
@@ -19,22 +21,30 @@ limit_threads(snakemake.threads)  # noqa: F821 (injected by Snakemake)
 
 import torch  # noqa: E402
 
-from attnbias.io import save_data  # noqa: E402
+from attnbias.io import load_data, save_data  # noqa: E402
 
 torch.set_num_threads(snakemake.threads)  # noqa: F821
 
 with rule_logging(snakemake) as log:  # noqa: F821
     p, folder = snakemake.params, snakemake.output.runs  # noqa: F821
     inputs = named_inputs(snakemake.input)  # noqa: F821
+    inputs.pop("shared", None)  # the uncontrolled runs relabelled below
     func = resolve("attnbias.experiments", p.func)
     for run in p.runs:
         settings = dict(run["settings"])
-        tables = finished_tables(run["finished"], settings)
-        if tables is not None:
+        shared = run.get("shared")
+        tables = None if shared else finished_tables(run["finished"], settings)
+        if shared:
+            source = run_file(shared["folder"], shared["label"], "csv")
+            relabel = resolve("attnbias.experiments", shared["relabel"])
+            tables = relabel({"csv": load_data(source)}, settings)
+            log.info("run %s: the uncontrolled run %s, relabelled (%s)", run["label"], source,
+                     shared["relabel"])  # fmt: skip
+        elif tables is not None:
             log.info("%s: reused the finished run's tables in %s", settings, run["finished"])
         else:
-            log.info("training %s with %s (preset %s), checkpoint %s", p.func, settings, p.preset,
-                     run["checkpoint"])  # fmt: skip
+            log.info("run %s: training %s with %s (preset %s), checkpoint %s", run["label"], p.func,
+                     settings, p.preset, run["checkpoint"])  # fmt: skip
             tables = func(
                 **settings, **inputs, checkpoint=run["checkpoint"],
                 metrics_log=run["metrics_log"], accelerator=p.accelerator,

@@ -111,6 +111,15 @@ CONTROL_KNOWN = {("maxmargin", "fig6", "probe_acc"), ("maxmargin", "fig7", "prob
 }  # fmt: skip
 
 
+# The control's runs that no run of the default run trains as: the ViT with frozen W_q, W_k, and
+# the SPS slot's grid values outside SGD's grid (plain SGD at a rate SGD's grid does not have).
+CONTROL_TRAINS = {("maxmargin_vit_train", "seed0")} | {
+    (f"fastrates_{fig}_train", f"optsps_lr{lr}")
+    for fig, lrs in (("fig1", ("1", "3")), ("fig4", ("1", "3")), ("fig7", ("1.5", "5")))
+    for lr in lrs
+}
+
+
 def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_path):
     """`--config control=null` on a copy of the finished run: only the deep-learning jobs rerun
     (the switch reaches them through params), every one of those figures records the control, each
@@ -150,6 +159,17 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
         ]  # fmt: skip
     assert controlled == CONTROLLED, controlled ^ CONTROLLED
     assert {p[:3] for p in problems} <= CONTROL_KNOWN, problems
+    # a run the control does not change is the default run's, relabelled (register_sweep's
+    # control_shares); the control trains only the others
+    trained, relabelled = set(), set()
+    for f in (d / "results" / "control-null" / "logs").glob("*_train/*.log"):
+        text = f.read_text()
+        trained |= {(f.parent.name, r) for r in re.findall(r"run (\S+): training", text)}
+        relabelled |= {(f.parent.name, r) for r in re.findall(r"run (\S+): the uncontrolled", text)}
+    assert trained == CONTROL_TRAINS, trained ^ CONTROL_TRAINS
+    runs = {(f"{f.parts[-4]}_{f.parts[-3]}_train", f.stem)  # (the ViT's one run writes 3 files)
+            for f in (d / "results" / "control-null" / "data").glob("[fl]*/*/*/*.csv")}  # fmt: skip
+    assert relabelled == runs - CONTROL_TRAINS and len(relabelled) > 3 * len(trained)
     # the strict gate enforces the same expectation (and reports the known exceptions)
     gate = snakemake_cmd(
         "--cores", "1", "all", "--configfile", *ci_configfiles(d),

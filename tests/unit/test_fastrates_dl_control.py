@@ -5,6 +5,8 @@ CPU)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,8 +15,8 @@ from tiny_runs import fig6_run, image_run
 
 from attnbias.claims import fastrates as fastrates_claims
 from attnbias.experiments.fastrates import gather_dl
-from attnbias.experiments.fastrates.runs import optimizer_config
-from attnbias.io import save_data
+from attnbias.experiments.fastrates.runs import as_control_run, control_trains, optimizer_config
+from attnbias.io import load_data, save_data
 
 
 def _no_probe():
@@ -73,6 +75,40 @@ def test_control_sngd_and_sps_runs_are_the_sgd_run(tmp_path):
     assert gather_dl("fig7", [str(p)], "quick", control="null")[1]["control"] == "null"
     with pytest.raises(ValueError, match="control"):
         _vit("sgd", "off", {})
+
+
+def test_control_runs_are_the_default_runs_relabelled(tmp_path):
+    """What lets the workflow train each run once: a run under the control trains as an
+    uncontrolled run (``control_trains``), and that run's files, relabelled, are the control
+    run's files but for its ``train_seconds``."""
+    block = {"settings": "fig7 block", "figure": "fig7", "lr": 0.05}
+    sgd = dict(block, opt="sgd", opt_settings={"momentum": 0.0})
+    for opt, settings in (("sngd", {"match_sgd": True, "eps": 1e-8}), ("sps", {"c": 0.5})):
+        run = dict(block, opt=opt, opt_settings=settings, control="null")
+        assert control_trains(run) == sgd, opt
+        assert control_trains(dict(run, control="none"))["opt"] == opt
+    adamw = dict(block, opt="adamw", opt_settings={"eps": 1e-8, "clip": 1.0})
+    assert control_trains(dict(adamw, control="null")) == adamw
+    heavy = dict(block, opt="sgd", opt_settings={"momentum": 0.9})
+    assert control_trains(dict(heavy, control="null")) == heavy  # not the momentum-free SGD
+
+    default = _vit("sgd", "none", {"momentum": 0.0})
+    save_data(*default, tmp_path / "sgd.csv", preset="quick")  # the shared run's files
+    for opt, settings in (("sgd", {"momentum": 0.0}), ("sngd", {"match_sgd": True})):
+        direct = _vit(opt, "null", settings)
+        run = dict(block, opt=opt, opt_settings=settings, control="null")
+        df, meta = as_control_run({"csv": load_data(tmp_path / "sgd.csv")}, run)["csv"]
+        save_data(df, meta, tmp_path / f"{opt}_relabelled.csv", preset="quick")
+        save_data(*direct, tmp_path / f"{opt}_direct.csv", preset="quick")
+        files = [tmp_path / f"{opt}_{how}.csv" for how in ("relabelled", "direct")]
+        assert files[0].read_bytes() == files[1].read_bytes(), opt
+        metas = [json.loads(f.with_suffix(".json").read_text()) for f in files]
+        assert {k for k in metas[1] if metas[0][k] != metas[1][k]} <= {"train_seconds",
+                                                                       "provenance"}, opt
+    # a run trained with another optimiser is not relabelled as this one
+    adamw_run = _vit("adamw", "none", {"eps": 1e-8})
+    with pytest.raises(ValueError, match="engine_optimizer"):
+        as_control_run({"csv": adamw_run}, dict(block, opt="sngd", opt_settings={}, control="null"))
 
 
 FIG6 = dict(

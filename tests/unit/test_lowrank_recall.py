@@ -14,6 +14,7 @@ from attnbias.analysis.lowrank import early_window, mean_trace
 from attnbias.claims import lowrank as lowrank_claims
 from attnbias.data.recall import EVAL_STREAM, RecallTask
 from attnbias.experiments import lowrank as lr
+from attnbias.experiments.lowrank import recall
 from attnbias.metrics import rank as rk
 from attnbias.models.recall import RecallTransformer
 
@@ -136,6 +137,19 @@ def test_control_null_trains_recall_without_decay():
     pd.testing.assert_frame_equal(dfc.drop(columns="lam"), df0.drop(columns="lam"))
     with pytest.raises(ValueError, match="control"):
         lr.train_recall(lam=1.0, seed=0, **TINY, control="off")
+    # the workflow trains that run once: the λ = 0 run, relabelled, is the control's run but for
+    # its wall time
+    run = {"settings": TINY["settings"], "lam": 5.0, "seed": 0, "control": "null"}
+    assert recall.control_trains(run) == {"settings": TINY["settings"], "lam": 0.0, "seed": 0}
+    assert recall.control_trains(dict(run, control="none")) == {
+        "settings": TINY["settings"], "lam": 5.0, "seed": 0
+    }  # fmt: skip
+    (dfr, mr) = recall.as_control_run({"csv": (df0, m0)}, run)["csv"]
+    pd.testing.assert_frame_equal(dfr, dfc)
+    assert {k for k in mc if mr.get(k) != mc[k]} == {"wall_s"} and set(mr) == set(mc)
+    assert (df0.lam == 0.0).all() and m0["control"] == "none"  # its input is left as it was
+    with pytest.raises(ValueError, match="lam_used"):  # a run that trained with decay is not it
+        recall.as_control_run({"csv": (dfc, dict(mc, lam_used=5.0))}, run)
 
 
 def _synthetic_fig2(eff, acc, lr_=1e-3, steps=3000, rate_factor=1.0):

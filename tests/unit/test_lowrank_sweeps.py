@@ -15,6 +15,7 @@ import torch
 from attnbias.analysis.lowrank import table1
 from attnbias.claims import lowrank as lowrank_claims
 from attnbias.experiments import lowrank as lr
+from attnbias.experiments.lowrank import lm, vit
 from attnbias.experiments.lowrank.lm import ngram_baselines
 from attnbias.io import write_table
 from attnbias.metrics import rank as rk
@@ -261,6 +262,28 @@ def test_control_null_trains_without_the_attention_decay():
     pd.testing.assert_frame_equal(vc[0].drop(columns="lam_attn"), v0[0].drop(columns="lam_attn"))
     with pytest.raises(ValueError, match="control"):
         lr.train_vit_wd(attn=1.0, control="nulll", **TINY_VIT)
+    # so the workflow trains each once: the λ = 0 run, relabelled, is the control's run but for
+    # its timings (module, point key, the run at 0, the control's run)
+    for module, key, zero_run, controlled in (
+        (lm, "sa", zero, ctl),
+        (vit, "attn", v0, vc),
+    ):
+        run = {"settings": "s", key: controlled[1][f"lam_{key}"], "mlp": 0.1, "seed": 0}
+        run["control"] = "null"
+        assert module.control_trains(run) == {"settings": "s", key: 0.0, "mlp": 0.1, "seed": 0}
+        df, meta = module.as_control_run({"run": zero_run}, run)["run"]
+        pd.testing.assert_frame_equal(df, controlled[0])
+        assert _untimed(meta) == _untimed(controlled[1])
+
+
+def _untimed(doc):
+    """A run's metadata without its timings (at any depth)."""
+    if isinstance(doc, dict):
+        timings = {"wall_s", "train_s", "tokens_per_s", "epoch_seconds"}
+        return {k: _untimed(v) for k, v in doc.items() if k not in timings}
+    if isinstance(doc, list):
+        return [_untimed(v) for v in doc]
+    return doc
 
 
 # ---------------------------------------------------------------------------------------------

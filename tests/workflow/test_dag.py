@@ -161,6 +161,19 @@ def test_negative_control_switch_is_accepted(control):
     default.  (What the control does is tested end to end in test_end_to_end.py.)"""
     res = snakemake_cmd("-n", "--cores", "1", "--nolock", "all", "--config", control)
     assert res.returncode == 0, res.stderr[-3000:]
+    trains = set(re.findall(r"^rule train:\n(?:.*\n)*?\s+output: (\S+)", res.stdout, re.M))
+    if control == "control=none":
+        assert trains and not any("control-null" in t for t in trains)
+        return
+    # the runs the control does not change are the default run's (trained in results/ first):
+    # fastrates' SGD and AdamW batches (SNGD's grid is SGD's), every lowrank sweep's λ = 0 batch
+    assert {t for t in trains if not t.startswith("results/control-null/")} == {
+        *(f"results/data/fastrates/{f}/opt{o}" for f in ("fig1", "fig4", "fig7")
+          for o in ("sgd", "adamw")),
+        "results/data/lowrank/fig2/lam0_seed0", "results/data/lowrank/lm/sa0_mlp0.1",
+        "results/data/lowrank/vit/attn0_seed0",
+    }  # fmt: skip
+    assert "results/control-null/data/maxmargin/vit/seed0" in trains
 
 
 def _run_with_config(tmp_path, cfg: dict):

@@ -114,6 +114,9 @@ if config["seed"]:
 from attnbias.layout import results_root
 
 RESULTS = results_root(SCALE, CONTROL, config["seed"])
+# The same run without the control: the training runs the control does not change are its runs
+# (register_sweep's ``control_shares``), trained there once.
+UNCONTROLLED = results_root(SCALE, "none", config["seed"])
 
 # Params compare by value: Snakemake records repr(params), and layering --configfile/--config on
 # config.yaml reorders keys without changing values.  Put every mapping in config.yaml's order.

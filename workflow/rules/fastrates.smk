@@ -135,6 +135,9 @@ for _fig, _func in (
         # quick: one job per optimiser runs its 3 grid values in turn (≈ 5 s of start-up saved
         # per run); paper: one GPU job per grid value, in parallel on a cluster
         batch="lr" if SCALE == "quick" else None,
+        # under the negative control SNGD and SPS are SGD at their grid values: where SGD's grid
+        # has the value, the control's run is SGD's (and SGD's and AdamW's runs are the default's)
+        control_shares="fastrates.runs",
     )
 
 

@@ -59,6 +59,8 @@ register_sweep(
         ),
     },
     gpu_figures=SCALE == "paper",
+    # under the negative control every λ trains as λ = 0: the default run's λ = 0 run, relabelled
+    control_shares="lowrank.recall",
 )
 
 # --- Fig 3 (left), App. Fig. C, Table 1: GPT-2 language models ----------------------------------
@@ -135,6 +137,7 @@ register_sweep(
     # quick: one job per (λ_SA, λ_MLP) runs its seeds in turn (start-up shared); paper: one GPU
     # job per run
     batch="seed" if SCALE == "quick" else None,
+    control_shares="lowrank.lm",  # under the control every λ_SA trains as λ_SA = 0
 )
 
 
@@ -191,6 +194,7 @@ register_sweep(
             threads=16, mem_mb=96000, runtime=2880, gpu_mem_mb=18000, cpus_per_gpu=16
         ),
     },
+    control_shares="lowrank.vit",  # under the control every λ_attn trains as λ_attn = 0
 )
 register_figure(
     "lowrank",

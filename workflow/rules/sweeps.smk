@@ -1,6 +1,7 @@
 # Registries of the deep-learning computations: training sweeps (`register_sweep`) and precomputed
 # GPU results; hub downloads and local sources (`register_download`) in downloads.smk.  figures.smk and training.smk
 # generates their rules.
+import functools
 from pathlib import Path
 
 
@@ -79,6 +80,7 @@ def register_sweep(
     tables=None,
     gpu_figures=True,
     batch=None,
+    control_shares=None,
 ):
     """Register a training sweep: ``func`` (under attnbias.experiments) runs once per point.
 
@@ -104,6 +106,12 @@ def register_sweep(
     tokenizer, model class), for short runs where that start-up is a large share of the job
     (quick preset).  None: one job per point, which a cluster runs in parallel.  The rule, run
     files, resume checkpoints and gathers are the same either way.
+    ``control_shares``: a module under attnbias.experiments defining ``control_trains(run)`` (the
+    uncontrolled settings a run's settings under the negative control train, bit for bit) and
+    ``as_control_run(tables, run)`` (that run's tables as the controlled run writes them).
+    Under the control, a run that trains as one of the sweep's own uncontrolled runs is not
+    trained again: its `train` job reads that run from the uncontrolled folder (trained there
+    first if missing) and relabels it (:func:`shared_run`).
     """
     keys = list(points[0])
     if tables:
@@ -146,7 +154,10 @@ def register_sweep(
         gpu=gpu,
         gathers={},
         batches=batches,
+        batch_of=batch_of,
+        control_shares=control_shares,
     )
+    assert not (tables and control_shares), "a shared run is one table"
     for group, g in gathers.items():
         chosen = points if g.get("points") is None else g["points"]
         # the run files gathered, in order (file stems), and the batch folders holding them
@@ -165,29 +176,80 @@ def register_sweep(
             register_figure(paper, fig, data_files(paper, group), gpu=gpu_figures)
 
 
-def point_settings(sweep, point):
+def point_settings(sweep, point, controlled=True):
     """One run's whole settings: the sweep's shared settings plus the typed point (and the
-    control switch when it is on)."""
-    if callable(sweep["settings"]):
-        return with_control(sweep["settings"](point))
-    return with_control(dict(sweep["settings"], **point))
+    control switch when it is on, unless ``controlled`` is False: the run in the uncontrolled
+    folder)."""
+    settings = (
+        sweep["settings"](point)
+        if callable(sweep["settings"])
+        else dict(sweep["settings"], **point)
+    )
+    return with_control(settings) if controlled else settings
 
 
-def run_params(paper, name, point):
+@functools.cache
+def _uncontrolled_runs(paper, name):
+    """The sweep's uncontrolled runs: (settings, point) pairs."""
+    sweep = SWEEPS[(paper, name)]
+    return [(point_settings(sweep, p, controlled=False), p) for p in sweep["points"]]
+
+
+def shared_run(paper, name, point):
+    """Under the negative control, where the run ``point`` names trains as one of the sweep's own
+    uncontrolled runs (its ``control_shares`` module's ``control_trains``): that run's folder
+    (in the uncontrolled results folder), file stem, and the function that relabels it; else None.
+    """
+    sweep = SWEEPS[(paper, name)]
+    if CONTROL == "none" or not sweep["control_shares"]:
+        return None
+    from attnbias.workflow import resolve
+
+    shares = sweep["control_shares"]
+    trains = resolve("attnbias.experiments", f"{shares}.control_trains")
+    trained = trains(point_settings(sweep, point))
+    source = next((p for s, p in _uncontrolled_runs(paper, name) if s == trained), None)
+    if source is None:
+        return None
+    return {
+        "folder": f"{UNCONTROLLED}/data/{paper}/{name}/{sweep['batch_of'][point_label(source)]}",
+        "label": point_label(source),
+        "relabel": f"{shares}.as_control_run",
+    }
+
+
+def run_params(paper, name, point, root=None):
     """What scripts/train.py needs of one run: its settings, the stem of its files in the batch's
     folder, and its undeclared resume state under results/scratch/ (Snakemake deletes declared
     outputs before a job starts; a killed run resumes from there, and a finished run of a killed
-    batch keeps its tables in ``finished``)."""
+    batch keeps its tables in ``finished``).  ``root``: the results folder of the job (RESULTS,
+    or under the control also UNCONTROLLED, where its shared runs are trained); under the
+    control, a shared run's ``shared`` (:func:`shared_run`)."""
     sweep = SWEEPS[(paper, name)]
+    root = RESULTS if root is None else root
+    controlled = root == RESULTS
     label = point_label(point)
-    folder = f"{RESULTS}/scratch/{paper}_{name}_train/{SCALE}/{label}"
-    return {  # (a dict literal: `checkpoint` opening a line is a Snakemake keyword)
-        "settings": point_settings(sweep, point),
+    folder = f"{root}/scratch/{paper}_{name}_train/{SCALE}/{label}"
+    params = {  # (a dict literal: `checkpoint` opening a line is a Snakemake keyword)
+        "settings": point_settings(sweep, point, controlled),
         "label": label,
         "checkpoint": f"{folder}/checkpoint.pt",
         "metrics_log": f"{folder}/metrics.jsonl",
         "finished": f"{folder}/finished",
     }
+    shared = shared_run(paper, name, point) if controlled else None
+    if shared:  # (only then: the default run's params stay as they were)
+        params["shared"] = shared
+    return params
+
+
+def shared_batches(wildcards):
+    """The uncontrolled batch folders holding the shared runs of a `train` job (:func:`shared_run`;
+    none outside the control)."""
+    if wildcards.root != RESULTS:
+        return []
+    runs = [shared_run(wildcards.paper, wildcards.sweep, p) for p in _batch(wildcards)]
+    return sorted({r["folder"] for r in runs if r})
 
 
 def _batch(wildcards):

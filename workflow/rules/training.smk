@@ -11,20 +11,28 @@
 # several tables); a finished run of a killed batch keeps its tables under results/scratch/.
 
 
+# Under the negative control, a run the control does not change (register_sweep's
+# ``control_shares``) is the uncontrolled run: the job reads it from the uncontrolled folder
+# (``shared``, built there by this rule with root=UNCONTROLLED if missing) and relabels it.
+
+
 rule train:
     input:
         unpack(
             lambda wildcards: dict(
-                _sweep(wildcards)["inputs"], code=_sweep(wildcards)["code"]
+                _sweep(wildcards)["inputs"],
+                code=_sweep(wildcards)["code"],
+                shared=shared_batches(wildcards),
             )
         ),
     output:
-        runs=directory(f"{RESULTS}/data/{{paper}}/{{sweep}}/{{batch}}"),
+        runs=directory("{root}/data/{paper}/{sweep}/{batch}"),
     log:
-        f"{RESULTS}/logs/{{paper}}_{{sweep}}_train/{{batch}}.log",
+        "{root}/logs/{paper}_{sweep}_train/{batch}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/{{paper}}_{{sweep}}_train/{{batch}}.tsv"
+        "{root}/benchmarks/{paper}_{sweep}_train/{batch}.tsv"
     wildcard_constraints:
+        root="|".join(re.escape(r) for r in dict.fromkeys([RESULTS, UNCONTROLLED])),
         sweep=one_of(by_paper(TRAIN_BATCHES)),
         batch=one_of({f"{p}/{s}/": list(b) for (p, s), b in TRAIN_BATCHES.items()}),
     conda:
@@ -39,7 +47,8 @@ rule train:
     params:
         func=lambda wildcards: _sweep(wildcards)["func"],
         runs=lambda wildcards: [
-            run_params(wildcards.paper, wildcards.sweep, p) for p in _batch(wildcards)
+            run_params(wildcards.paper, wildcards.sweep, p, wildcards.root)
+            for p in _batch(wildcards)
         ],
         preset=SCALE,
         accelerator=config["accelerator"],

@@ -125,6 +125,60 @@ def optimizer_config(
     raise ValueError(f"unknown optimizer {optimizer!r}; expected one of {DL_OPTIMIZERS}")
 
 
+def control_trains(run: dict) -> dict:
+    """The uncontrolled run that a run under the negative control trains, bit for bit
+    (:func:`optimizer_config`): an SNGD or SPS slot is the SGD run at its own grid value, with
+    the slot's ``momentum`` (default 0); SGD and AdamW are themselves.  Where SGD's grid holds
+    the value and its settings are those, the workflow trains the run once, in the default run's
+    folder, and relabels it (:func:`as_control_run`) instead of training it again.
+
+    Parameters
+    ----------
+    run : dict
+        A training run's keyword settings: ``settings`` (the figure's block), ``figure``,
+        ``opt``, ``lr``, ``opt_settings`` and ``control`` when not ``"none"``.
+
+    Returns
+    -------
+    dict
+        The settings of the uncontrolled run it trains (without ``control``).
+    """
+    out = {k: v for k, v in run.items() if k != "control"}
+    if check_control(run.get("control", "none")) == "null" and run["opt"] in ("sngd", "sps"):
+        out["opt"] = "sgd"
+        out["opt_settings"] = {"momentum": float(run["opt_settings"].get("momentum", 0.0))}
+    return out
+
+
+def as_control_run(tables: dict, run: dict) -> dict:
+    """A finished run's tables (those of ``control_trains(run)``) as the run ``run`` writes them
+    itself under the control: its optimiser slot in the ``optimizer`` column and entry, its
+    ``control``, and the step-size entry :func:`optimizer_config` gives it; the engine settings
+    it records are checked to be the ones it trains with.  Training the run instead gives the
+    same tables but for ``train_seconds``.  ``tables``: ``{name: (df, meta)}`` (not modified).
+    """
+    setup = optimizer_config(run["opt"], run["lr"], run["opt_settings"], None, run["control"])
+    out = {}
+    for name, (df, meta) in tables.items():
+        engine = {
+            "engine_optimizer": setup.name, "effective_lr": setup.lr,
+            "optimizer_extra": dict(setup.extra), "momentum": setup.momentum,
+            "weight_decay": setup.weight_decay, "grad_clip": setup.grad_clip,
+            "schedule": setup.schedule,
+        }  # fmt: skip
+        trained = {k: meta.get(k) for k in engine}
+        if trained != engine:
+            raise ValueError(f"the run to relabel trained with {trained}, not {engine} of {run}")
+        df = df.copy()
+        df["optimizer"] = run["opt"]
+        out[name] = (
+            df,
+            dict(meta, optimizer=run["opt"], control=run["control"],
+                 step_size_matching=setup.info or None),
+        )  # fmt: skip
+    return out
+
+
 def evaluate(model, data: dict, logits_fn, device, batch_size: int = 256) -> tuple[float, float]:
     """(mean cross-entropy, accuracy) of ``model`` on ``data`` (tensors with ``y``), in batches."""
     import torch

@@ -36,6 +36,55 @@ def control_lambda(lam: float, control: str) -> float:
     return 0.0 if check_control(control) == "null" else float(lam)
 
 
+def decay_control_trains(run: dict, key: str) -> dict:
+    """The uncontrolled run that a weight-decay sweep's run under the negative control trains,
+    bit for bit (:func:`control_lambda`): the same settings with the swept decay ``run[key]`` at
+    0 and no control.  Every λ of a sweep under the control is thus the sweep's own λ = 0 run
+    (same seed), which the workflow trains once, in the default run's folder, and relabels
+    (:func:`decay_as_control_run`) instead of training again.
+
+    Parameters
+    ----------
+    run : dict
+        A training run's keyword settings (``settings``, the point, e.g. ``lam`` and ``seed``,
+        and ``control`` when not ``"none"``).
+    key : str
+        The point key of the swept decay (``"lam"``, ``"sa"``, ``"attn"``).
+
+    Returns
+    -------
+    dict
+        The settings of the uncontrolled run it trains: ``run`` with ``key`` at 0.0 under
+        ``control="null"``, itself (without ``control``) otherwise.
+    """
+    out = {k: v for k, v in run.items() if k != "control"}
+    if check_control(run.get("control", "none")) == "null":
+        out[key] = 0.0
+    return out
+
+
+def decay_as_control_run(tables: dict, run: dict, key: str, column: str) -> dict:
+    """A finished run's tables (those of ``decay_control_trains(run, key)``) as the run ``run``
+    writes them itself under the control: its label, the swept decay ``run[key]``, in the table
+    column and the metadata entry ``column`` (the decay used, ``<column>_used``, stays 0), and
+    its ``control``.  Training the run instead gives the same tables but for its timings.
+
+    ``tables``: ``{name: (df, meta)}``, as a training function returns them (not modified).
+    """
+    used = f"{column}_used"
+    out = {}
+    for name, (df, meta) in tables.items():
+        if meta.get(used) != control_lambda(run[key], run.get("control", "none")):
+            raise ValueError(
+                f"the run to relabel trained with {used}={meta.get(used)!r}, "
+                f"not the {control_lambda(run[key], run.get('control', 'none'))} of {run}"
+            )
+        df = df.copy()
+        df[column] = float(run[key])
+        out[name] = (df, dict(meta, **{column: run[key], "control": run["control"]}))
+    return out
+
+
 def head_rows(model, step: int, with_spectra: bool) -> list[dict]:
     """One row per (layer, head, product) of ``model`` at optimiser step ``step``: the metrics of
     :data:`HEAD_COLUMNS` plus the singular values ``s1 … s_{d_h}`` (NaN unless ``with_spectra``)."""

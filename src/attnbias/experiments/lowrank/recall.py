@@ -19,7 +19,13 @@ import pandas as pd
 
 from ...io import gathered_control
 from ..settings import Settings, sweep
-from .common import HEAD_COLUMNS, control_lambda, head_rows
+from .common import (
+    HEAD_COLUMNS,
+    control_lambda,
+    decay_as_control_run,
+    decay_control_trains,
+    head_rows,
+)
 
 log = logging.getLogger("attnbias.lowrank")
 
@@ -280,3 +286,15 @@ def gather_fig2(
         "columns": first["columns"],
     }
     return df.reset_index(drop=True), meta
+
+
+def control_trains(run: dict) -> dict:
+    """The uncontrolled run that a Fig 2 recall run under the negative control
+    trains: the same run at ``lam`` = 0 (:func:`.common.decay_control_trains`)."""
+    return decay_control_trains(run, "lam")
+
+
+def as_control_run(tables: dict, run: dict) -> dict:
+    """That run's tables relabelled as ``run`` under the control
+    (:func:`.common.decay_as_control_run`; the label column ``lam``)."""
+    return decay_as_control_run(tables, run, "lam", "lam")

@@ -20,7 +20,13 @@ import pandas as pd
 from ...data.imagenet import HubImageBatches, load_image_dataset
 from ...io import gathered_control
 from ..settings import ViTShape, sweep
-from .common import HEAD_COLUMNS, control_lambda, head_rows
+from .common import (
+    HEAD_COLUMNS,
+    control_lambda,
+    decay_as_control_run,
+    decay_control_trains,
+    head_rows,
+)
 
 log = logging.getLogger("attnbias.lowrank")
 
@@ -283,3 +289,15 @@ def gather_vit(parts: list[str], preset: str, solved_acc: float, control: str = 
         "columns": first["columns"],
     }
     return df.reset_index(drop=True), meta
+
+
+def control_trains(run: dict) -> dict:
+    """The uncontrolled run that a ViT run (λ_attn) under the negative control
+    trains: the same run at ``attn`` = 0 (:func:`.common.decay_control_trains`)."""
+    return decay_control_trains(run, "attn")
+
+
+def as_control_run(tables: dict, run: dict) -> dict:
+    """That run's tables relabelled as ``run`` under the control
+    (:func:`.common.decay_as_control_run`; the label column ``lam_attn``)."""
+    return decay_as_control_run(tables, run, "attn", "lam_attn")
