@@ -34,6 +34,17 @@ include: "workflow/rules/robustness_table.smk"
 include: "workflow/rules/robustness.smk"
 
 
+CLOSURES.save()  # the import closures of the jobs' code (common.smk), for the next process
+
+
+onsuccess:
+    cancel_rescheduling_timers()
+
+
+onerror:
+    cancel_rescheduling_timers()
+
+
 rule all:
     default_target: True
     input:

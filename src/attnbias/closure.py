@@ -16,18 +16,27 @@ sources' ``import`` statements (nothing is imported: parsing stays fast and neve
   imports.
 
 Paths come back sorted, as ``src/attnbias/<...>.py`` relative to the repository root.
+
+Parsing every module takes about half a second, paid by every Snakemake process (each run, dry
+run and cluster job parses the workflow), so the workflow keeps the closures it computed in a
+:class:`ClosureCache` file, valid for one state of the sources (a digest of every package module
+and script): any edit, added or removed file recomputes them all.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import json
+import os
 from pathlib import Path
 
 PACKAGE = "attnbias"
 _SRC = Path(__file__).resolve().parents[1]  # the src/ folder this module lives in
 
 
+@functools.cache
 def _file(src: Path, module: str) -> Path | None:
     """The source file of ``module`` (dotted, under ``attnbias``), or None if none."""
     base = src.joinpath(*module.split("."))
@@ -38,6 +47,7 @@ def _file(src: Path, module: str) -> Path | None:
     return None
 
 
+@functools.cache
 def _is_package(src: Path, module: str) -> bool:
     return (src.joinpath(*module.split(".")) / "__init__.py").is_file()
 
@@ -202,3 +212,69 @@ def script_closure(script: str | Path, root: str | Path | None = None) -> list[s
     path = Path(root) / script if root is not None else Path(script)
     tree = ast.parse(path.read_text(), filename=str(path))
     return _walk(src, _imports(src, "__script__", tree))
+
+
+def sources_digest(root: str | Path) -> str:
+    """A digest of the files a closure can read: the path and bytes of every ``.py`` file under
+    ``src/attnbias/`` and ``scripts/`` of the repository ``root``."""
+    root = Path(root)
+    files = sorted([*(root / "src" / PACKAGE).rglob("*.py"), *(root / "scripts").glob("*.py")])
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+class ClosureCache:
+    """:func:`code_closure` and :func:`script_closure` of one repository, remembered in the JSON
+    file ``path`` for the sources' current :func:`sources_digest` (a file made for other sources
+    is ignored, then replaced by :meth:`save`).  Only a cache: an unreadable or unwritable file
+    costs the computation, never a wrong answer.
+
+    Parameters
+    ----------
+    root : str or Path
+        The repository (its ``src/`` and ``scripts/``).
+    path : str or Path
+        The cache file (the workflow's: ``.snakemake/attnbias/closures.json`` in the working
+        directory).
+    """
+
+    def __init__(self, root: str | Path, path: str | Path):
+        self.root, self.path = Path(root), Path(path)
+        self.digest = sources_digest(self.root)
+        self.known: dict[str, list[str]] = {}
+        self.changed = False
+        try:
+            doc = json.loads(self.path.read_text())
+            if doc.get("sources") == self.digest:
+                self.known = doc["closures"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+
+    def _get(self, key: str, compute) -> list[str]:
+        if key not in self.known:
+            self.known[key] = compute()
+            self.changed = True
+        return list(self.known[key])
+
+    def code(self, target: str) -> list[str]:
+        """:func:`code_closure` of ``target``."""
+        return self._get(f"code {target}", lambda: code_closure(target, self.root))
+
+    def script(self, script: str) -> list[str]:
+        """:func:`script_closure` of ``script`` (relative to the repository)."""
+        return self._get(f"script {script}", lambda: script_closure(script, self.root))
+
+    def save(self) -> None:
+        """Write the closures computed since the file was read (atomically; none: nothing)."""
+        if not self.changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"sources": self.digest, "closures": self.known}))
+            os.replace(tmp, self.path)
+            self.changed = False
+        except OSError:
+            pass

@@ -102,3 +102,49 @@ def test_parsing_imports_nothing():
         "assert 'torch' not in sys.modules and 'attnbias.experiments' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_closure_cache_answers_as_the_walk_and_forgets_on_any_edit(tmp_path, monkeypatch):
+    """The workflow's closures, kept between processes (every Snakemake process parses the
+    workflow), are the walk's for the same sources; an edited, added or removed module, or a
+    broken cache file, recomputes them."""
+    import shutil
+
+    from attnbias import closure as cl
+
+    root = tmp_path / "repo"
+    shutil.copytree(SRC, root / "src" / "attnbias", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "scripts", root / "scripts")
+    path = tmp_path / "state" / "closures.json"
+    first = cl.ClosureCache(root, path)
+    code = first.code("experiments.maxmargin.compute_fig9")
+    script = first.script("scripts/plot.py")
+    assert code == code_closure("experiments.maxmargin.compute_fig9", root)
+    assert script == script_closure("scripts/plot.py", root)
+    first.save()
+
+    def walked(*args):
+        raise AssertionError("computed again")
+
+    with monkeypatch.context() as m:  # another process, same sources: read, not computed
+        m.setattr(cl, "code_closure", walked)
+        m.setattr(cl, "script_closure", walked)
+        again = cl.ClosureCache(root, path)
+        assert again.code("experiments.maxmargin.compute_fig9") == code
+        assert again.script("scripts/plot.py") == script
+    for edit in (
+        lambda: (root / "src/attnbias/metrics/core.py").write_text("from ..svm import qp\n"),
+        lambda: (root / "src/attnbias/metrics/extra.py").write_text(""),
+        lambda: (root / "scripts/plot.py").write_text("import attnbias.io\n"),
+        lambda: path.write_text("{not json"),
+    ):
+        edit()
+        for memo in (cl._tree, cl._module_imports, cl._file, cl._is_package):
+            memo.cache_clear()  # (within one process the walk reads each file once)
+        fresh = cl.ClosureCache(root, path)
+        assert fresh.known == {}
+        assert fresh.code("experiments.maxmargin.compute_fig9") == code_closure(
+            "experiments.maxmargin.compute_fig9", root
+        )
+        fresh.save()
+    assert "src/attnbias/svm/qp.py" in fresh.code("metrics.core")
