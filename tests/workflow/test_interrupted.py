@@ -41,6 +41,14 @@ def in_its_function(checkout) -> bool:
     return log.exists() and "start-up:" in log.read_text()
 
 
+def default_sigint() -> None:
+    """SIGINT's default action in the Snakemake process, as in a terminal.  A process inherits an
+    ignored SIGINT (a test run started in the background by a non-interactive shell has one, and
+    so does every process it starts), and Python then installs no KeyboardInterrupt handler: the
+    signalled run would finish as if never signalled."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_forced_recompute(checkout, sig) -> None:
     """Start ``-R <data> <target>`` (at :data:`SLOW`) and, once the compute job runs its function
     (its declared outputs are gone), send ``sig``: SIGINT to the whole process group, as Ctrl-C in
@@ -51,7 +59,7 @@ def interrupt_forced_recompute(checkout, sig) -> None:
     proc = subprocess.Popen(
         [str(BIN / "snakemake"), "--cores", "1", "--config", SLOW, "-R", DATA, "--", TARGET],
         cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=default_sigint,
     )  # fmt: skip
     deadline = time.time() + 300
     while not in_its_function(checkout) and proc.poll() is None and time.time() < deadline:
