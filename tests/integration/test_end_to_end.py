@@ -126,7 +126,8 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
     of its paper claims FAILS and each sanity check passes, figure by figure; the strict gate
     (which reverses the paper-claim expectation under the control) accepts the run.  The control
     has its own folder, results/control-null/, with the controlled figures only: the default run's
-    files are untouched."""
+    files are untouched, and the runs the control does not change are read from them (relabelled),
+    not trained again."""
     import shutil
 
     d = tmp_path / "control"
