@@ -32,17 +32,10 @@ include: "workflow/rules/summary.smk"
 include: "workflow/rules/training.smk"
 include: "workflow/rules/robustness_table.smk"
 include: "workflow/rules/robustness.smk"
+include: "workflow/rules/hooks.smk"
 
 
 CLOSURES.save()  # the import closures of the jobs' code (common.smk), for the next process
-
-
-onsuccess:
-    cancel_rescheduling_timers()
-
-
-onerror:
-    cancel_rescheduling_timers()
 
 
 rule all:
