@@ -33,14 +33,13 @@ with rule_logging(snakemake) as log:  # noqa: F821
     for run in p.runs:
         settings = dict(run["settings"])
         shared = run.get("shared")
-        tables = None if shared else finished_tables(run["finished"], settings)
         if shared:
             source = run_file(shared["folder"], shared["label"], "csv")
             relabel = resolve("attnbias.experiments", shared["relabel"])
             tables = relabel({"csv": load_data(source)}, settings)
             log.info("run %s: the uncontrolled run %s, relabelled (%s)", run["label"], source,
                      shared["relabel"])  # fmt: skip
-        elif tables is not None:
+        elif (tables := finished_tables(run["finished"], settings)) is not None:
             log.info("%s: reused the finished run's tables in %s", settings, run["finished"])
         else:
             log.info("run %s: training %s with %s (preset %s), checkpoint %s", run["label"], p.func,

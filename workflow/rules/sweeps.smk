@@ -218,7 +218,7 @@ def shared_run(paper, name, point):
     }
 
 
-def run_params(paper, name, point, root=None):
+def run_params(paper, name, point, root):
     """What scripts/train.py needs of one run: its settings, the stem of its files in the batch's
     folder, and its undeclared resume state under results/scratch/ (Snakemake deletes declared
     outputs before a job starts; a killed run resumes from there, and a finished run of a killed
@@ -226,7 +226,6 @@ def run_params(paper, name, point, root=None):
     or under the control also UNCONTROLLED, where its shared runs are trained); under the
     control, a shared run's ``shared`` (:func:`shared_run`)."""
     sweep = SWEEPS[(paper, name)]
-    root = RESULTS if root is None else root
     controlled = root == RESULTS
     label = point_label(point)
     folder = f"{root}/scratch/{paper}_{name}_train/{SCALE}/{label}"

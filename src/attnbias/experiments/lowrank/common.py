@@ -9,6 +9,8 @@ Frobenius bound ½(‖A‖² + ‖B‖²) ≥ ‖ABᵀ‖_*, their gap and ratio
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...io import check_control
@@ -71,18 +73,29 @@ def decay_as_control_run(tables: dict, run: dict, key: str, column: str) -> dict
 
     ``tables``: ``{name: (df, meta)}``, as a training function returns them (not modified).
     """
-    used = f"{column}_used"
+    used, expected = f"{column}_used", control_lambda(run[key], run.get("control", "none"))
     out = {}
     for name, (df, meta) in tables.items():
-        if meta.get(used) != control_lambda(run[key], run.get("control", "none")):
+        if meta.get(used) != expected:
             raise ValueError(
-                f"the run to relabel trained with {used}={meta.get(used)!r}, "
-                f"not the {control_lambda(run[key], run.get('control', 'none'))} of {run}"
+                f"the run to relabel trained with {used}={meta.get(used)!r}, not the {expected} "
+                f"of {run}"
             )
         df = df.copy()
         df[column] = float(run[key])
         out[name] = (df, dict(meta, **{column: run[key], "control": run["control"]}))
     return out
+
+
+def decay_sharing(key: str, column: str) -> tuple:
+    """A weight-decay sweep's pair for the workflow's ``register_sweep(control_shares=...)``:
+    ``control_trains(run)`` (:func:`decay_control_trains`) and ``as_control_run(tables, run)``
+    (:func:`decay_as_control_run`) for the point key ``key`` of its swept decay and the table
+    column ``column`` that labels it."""
+    return (
+        functools.partial(decay_control_trains, key=key),
+        functools.partial(decay_as_control_run, key=key, column=column),
+    )
 
 
 def head_rows(model, step: int, with_spectra: bool) -> list[dict]:

@@ -26,8 +26,7 @@ from ..settings import Settings
 from .common import (
     HEAD_COLUMNS,
     control_lambda,
-    decay_as_control_run,
-    decay_control_trains,
+    decay_sharing,
     head_rows,
 )
 
@@ -395,13 +394,7 @@ def gather_lm(
     return df.reset_index(drop=True), meta
 
 
-def control_trains(run: dict) -> dict:
-    """The uncontrolled run that a GPT-2 LM run (λ_SA) under the negative control
-    trains: the same run at ``sa`` = 0 (:func:`.common.decay_control_trains`)."""
-    return decay_control_trains(run, "sa")
 
-
-def as_control_run(tables: dict, run: dict) -> dict:
-    """That run's tables relabelled as ``run`` under the control
-    (:func:`.common.decay_as_control_run`; the label column ``lam_sa``)."""
-    return decay_as_control_run(tables, run, "sa", "lam_sa")
+# Under the negative control every λ_SA trains as λ_SA = 0: the workflow trains that run
+# once and relabels it (register_sweep's control_shares; .common.decay_sharing).
+control_trains, as_control_run = decay_sharing("sa", "lam_sa")

@@ -22,8 +22,7 @@ from ..settings import Settings, sweep
 from .common import (
     HEAD_COLUMNS,
     control_lambda,
-    decay_as_control_run,
-    decay_control_trains,
+    decay_sharing,
     head_rows,
 )
 
@@ -288,13 +287,7 @@ def gather_fig2(
     return df.reset_index(drop=True), meta
 
 
-def control_trains(run: dict) -> dict:
-    """The uncontrolled run that a Fig 2 recall run under the negative control
-    trains: the same run at ``lam`` = 0 (:func:`.common.decay_control_trains`)."""
-    return decay_control_trains(run, "lam")
 
-
-def as_control_run(tables: dict, run: dict) -> dict:
-    """That run's tables relabelled as ``run`` under the control
-    (:func:`.common.decay_as_control_run`; the label column ``lam``)."""
-    return decay_as_control_run(tables, run, "lam", "lam")
+# Under the negative control every λ trains as λ = 0: the workflow trains that run
+# once and relabels it (register_sweep's control_shares; .common.decay_sharing).
+control_trains, as_control_run = decay_sharing("lam", "lam")

@@ -23,8 +23,7 @@ from ..settings import ViTShape, sweep
 from .common import (
     HEAD_COLUMNS,
     control_lambda,
-    decay_as_control_run,
-    decay_control_trains,
+    decay_sharing,
     head_rows,
 )
 
@@ -291,13 +290,7 @@ def gather_vit(parts: list[str], preset: str, solved_acc: float, control: str = 
     return df.reset_index(drop=True), meta
 
 
-def control_trains(run: dict) -> dict:
-    """The uncontrolled run that a ViT run (λ_attn) under the negative control
-    trains: the same run at ``attn`` = 0 (:func:`.common.decay_control_trains`)."""
-    return decay_control_trains(run, "attn")
 
-
-def as_control_run(tables: dict, run: dict) -> dict:
-    """That run's tables relabelled as ``run`` under the control
-    (:func:`.common.decay_as_control_run`; the label column ``lam_attn``)."""
-    return decay_as_control_run(tables, run, "attn", "lam_attn")
+# Under the negative control every λ_attn trains as λ_attn = 0: the workflow trains that run
+# once and relabels it (register_sweep's control_shares; .common.decay_sharing).
+control_trains, as_control_run = decay_sharing("attn", "lam_attn")
