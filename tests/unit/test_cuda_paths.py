@@ -86,7 +86,8 @@ def test_bf16_autocast_trains_and_keeps_fp32_weights(device):
     losses = [h["train_loss"] for h in hist]
     assert all(math.isfinite(v) for v in losses)
     assert losses[-1] < losses[0]
-    assert all(p.dtype == torch.float32 and p.device.type == device.type for p in model.parameters())
+    params = list(model.parameters())
+    assert all(p.dtype == torch.float32 and p.device.type == device.type for p in params)
 
 
 def test_bf16_loss_close_to_float32_loss(device):

@@ -53,7 +53,9 @@ def collect(files: list[str], rootdir: Path, tmp: Path) -> list[dict]:
     env = {
         **os.environ,
         "GPU_TWINS_OUT": str(out),
-        "PYTHONPATH": os.pathsep.join([str(tmp), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(
+            [str(tmp), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]
+        ),
     }
     res = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "gpu_twins_plugin",
@@ -121,7 +123,11 @@ def test_cuda_only(device):
 
 @pytest.mark.parametrize(
     "device, dtype",
-    [("cpu", "f32"), pytest.param("cuda", "f32", marks=GPU), pytest.param("cuda", "bf16", marks=GPU)],
+    [
+        ("cpu", "f32"),
+        pytest.param("cuda", "f32", marks=GPU),
+        pytest.param("cuda", "bf16", marks=GPU),
+    ],
 )
 def test_one_cpu_case_missing(device, dtype):
     pass
