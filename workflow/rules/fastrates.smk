@@ -1,6 +1,6 @@
 # Vasudeva, Deora, Thrampoulidis, "Implicit Bias and Fast Convergence Rates for Self-attention"
-# (arXiv 2402.05738).  Spec: ../shared/specs/fastrates.md.  Synthetic figures (float64, CPU,
-# seconds): Figs 2, 3, 5 and the spec's proposals Figs 8-10 and Table 1 (fitted from the Fig 2
+# (arXiv 2402.05738).  Methods: docs/papers/fastrates.md.  Synthetic figures (float64, CPU,
+# seconds): Figs 2, 3, 5 and the project's proposals Figs 8-10 and Table 1 (fitted from the Fig 2
 # runs).  Deep-learning figures (below): BERT fine-tuning (Figs 1, 4) and the proposals Fig 6 (MNIST,
 # the paper's one-layer model) and Fig 7 (ViT-small): CPU, offline stand-ins in the quick preset;
 # hub data on a GPU in the paper preset.  Settings live under `fastrates:` in config.yaml and

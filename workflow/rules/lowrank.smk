@@ -1,5 +1,5 @@
 # Kobayashi, Akram, von Oswald 2024, "Weight decay induces low-rank attention layers" (arXiv 2410.23819).
-# Spec: ../shared/specs/lowrank.md.  Settings live under `lowrank:` in config.yaml (quick preset) and
+# Methods: docs/papers/lowrank.md.  Settings live under `lowrank:` in config.yaml (quick preset) and
 # workflow/presets/paper.yaml; schema workflow/schemas/lowrank.schema.yaml.
 #   fig1, figA, figL: float64 toys (seconds, CPU).
 #   fig2: associative recall, one training job per (lambda, seed), gathered.

@@ -1,5 +1,5 @@
 # Tarzanagh et al. 2023, "Max-Margin Token Selection in Attention Mechanism" (arXiv 2306.13596).
-# Spec: ../shared/specs/maxmargin.md.  Synthetic figures (float64, CPU, seconds); settings live
+# Methods: docs/papers/maxmargin.md.  Synthetic figures (float64, CPU, seconds); settings live
 # under `maxmargin:` in config.yaml, schema workflow/schemas/maxmargin.schema.yaml.
 
 # Each synthetic group runs in three stages (rules `instance` -> `svm` -> `compute`, the GD

@@ -1,5 +1,5 @@
 # Sheen et al. 2024, "Implicit Regularization of Gradient Flow on One-Layer Softmax Attention"
-# (arXiv 2403.08699).  Spec: ../shared/specs/nucnorm.md.  The paper has no figures; p1-p5 are the
+# (arXiv 2403.08699).  Methods: docs/papers/nucnorm.md.  The paper has no figures; p1-p5 are the
 # project's demonstrations of its theorems (synthetic float64 runs on CPU, about two minutes in
 # all).  Settings live under `nucnorm:` in config.yaml, schema workflow/schemas/nucnorm.schema.yaml.
 
