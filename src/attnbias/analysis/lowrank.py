@@ -1,8 +1,8 @@
 """Analysis of the lowrank plot-ready tables, shared by :mod:`attnbias.claims.lowrank`,
 :mod:`attnbias.plotting.lowrank` and the Table 1 files (Kobayashi, Akram, von Oswald 2024).
 
-Convention (spec §1.1): weight decay (λ/2)(‖A‖² + ‖B‖²) ≡ λ‖ABᵀ‖_* at balance; AdamW's decoupled
-θ ← θ − lr·λ·θ is the same penalty.
+Convention (docs/papers/lowrank.md#conventions): weight decay (λ/2)(‖A‖² + ‖B‖²) ≡ λ‖ABᵀ‖_* at
+balance; AdamW's decoupled θ ← θ − lr·λ·θ is the same penalty.
 
 * :func:`log_slope`: the exponential decay rate of a positive trace (Fig 1 imbalance).
 * Fig 2 (recall tables, one row per (λ, seed, step, layer, head, product)): :func:`final_rows`,

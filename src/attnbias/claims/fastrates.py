@@ -1,5 +1,5 @@
-"""Claim checks of Vasudeva, Deora, Thrampoulidis (fastrates spec §3 and §6), on the plot-ready
-data.
+"""Claim checks of Vasudeva, Deora, Thrampoulidis (methods page docs/papers/fastrates.md), on the
+plot-ready data.
 
 Comparisons between methods are made seed by seed and the *worst* seed is reported, so a claim
 holds for every seed.  Values of decaying quantities are log10 (see
@@ -238,8 +238,9 @@ def fig3(fig3) -> list[Claim]:
         "<", 0.0,
         kind="paper",
     ))
-    # PS with L* = 0 reaches L ≈ 1e-22 by t = 50, where corr(W) has already plateaued (spec §5.5):
-    # the spec's t = 50 → 500 comparison is replaced by t = 5 → 50 plus an explicit plateau check.
+    # PS with L* = 0 reaches L ≈ 1e-22 by t = 50, where corr(W) has already plateaued: the planned
+    # t = 50 → 500 comparison is replaced by t = 5 → 50 plus an explicit plateau check
+    # (docs/papers/fastrates.md#fastrates_fig3).
     out.append(compare(
         "corrW_ps_improves",
         "PS: worst seed log10[(1 − corr(W))(50) / (1 − corr(W))(5)] "

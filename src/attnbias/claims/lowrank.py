@@ -1,5 +1,5 @@
-"""Claim checks of Kobayashi, Akram, von Oswald 2024 (spec lowrank §2 and §4), on the plot-ready
-data; the analysis they share with the plots is :mod:`attnbias.analysis.lowrank`.
+"""Claim checks of Kobayashi, Akram, von Oswald 2024 (methods page docs/papers/lowrank.md), on the
+plot-ready data; the analysis they share with the plots is :mod:`attnbias.analysis.lowrank`.
 
 Convention: penalty (λ/2)(‖A‖² + ‖B‖²) ≡ λ‖ABᵀ‖_*; the Fig 1 fit term carries no ½, so the
 predicted singular values are s_i = max(d_i − λ/2, 0).
@@ -95,8 +95,9 @@ def fig1(fig1) -> list[Claim]:
                            kind="paper"))  # fmt: skip
         # The paper's statement at λ = 0 is about the imbalance (its decay e^{−2λt} vanishes); of
         # the gap it says only that weight decay drives it to 0, so at λ = 0 the claim is that it
-        # does not decay: less than a factor 2 (where λ ≥ 0.2 takes it below 10⁻⁶).  It asked
-        # |· − 1| ≤ 0.1 before 2026-11-26, the spec's size, which failed on 2 of 5 seeds (README).
+        # does not decay: less than a factor 2 (where λ ≥ 0.2 takes it below 10⁻⁶).  It asked |· −
+        # 1| ≤ 0.1 before 2026-11-26, the first design's size, which failed on 2 of 5 seeds
+        # (README).
         gp = g0.gap.to_numpy() / g0.gap.to_numpy()[0]
         out.append(compare("lam0_gap_no_decay",
                            f"λ = 0: gap_{T} / gap_0, no decay (it moves with the factors: range "
@@ -268,9 +269,9 @@ def fig2(fig2) -> list[Claim]:
 RANK_METRICS = (("eff_rank", "effective rank"), ("rank_1e2", "rank@10⁻²"))
 PRODUCTS = (("kq", "W_KᵀW_Q"), ("pv", "PW_V"))
 # The minimum size of a rank drop: rank at the largest λ at most this × the rank at λ = 0.  The
-# spec's Fig 3 / App. C check is a bare "<" (any drop, noise included); 0.5 is the spec's own
+# first design's Fig 3 / App. C check was a bare "<" (any drop, noise included); 0.5 is its own
 # minimum effect for a weight-decay rank drop (Fig 2: eff-rank at the largest solved λ ≤ 0.5 ×
-# eff-rank at λ = 0), fixed before measuring.
+# eff-rank at λ = 0), fixed before measuring (docs/papers/lowrank.md#lowrank_fig3).
 RANK_DROP_MAX = 0.5
 
 
@@ -296,8 +297,8 @@ def _rank_trend_claims(summ: pd.DataFrame, lam_col: str, prefix: str, where: str
             out.append(compare(f"{prefix}{product}_{metric}_drop",
                                f"{where}: mean {mname} of {pname} at the largest {lam_name} "
                                f"({largest}) / at {lam_name} = 0: the rank at least halves "
-                               "(project threshold; the spec's Fig 3 check is < 1)", ratio, "<=",
-                               RANK_DROP_MAX, kind="paper"))  # fmt: skip
+                               "(project threshold: docs/papers/lowrank.md#lowrank_fig3)", ratio,
+                               "<=", RANK_DROP_MAX, kind="paper"))  # fmt: skip
     return out
 
 

@@ -1,6 +1,6 @@
-"""Table 1 claim checks of Kobayashi, Akram, von Oswald 2024 (spec lowrank §2.4 and conventions
-amendment 3): validation perplexity of the GPT-2 LMs over the λ_SA × λ_MLP grid.  Re-exported
-by :mod:`attnbias.claims.lowrank`.
+"""Table 1 claim checks of Kobayashi, Akram, von Oswald 2024 (methods page
+docs/papers/lowrank.md#lowrank_table1): validation perplexity of the GPT-2 LMs over the λ_SA × λ_MLP
+grid.  Re-exported by :mod:`attnbias.claims.lowrank`.
 
 Sanity: every cell present and finite, every run beats its corpus's unigram and bigram perplexity.
 Paper: (i) the attention decay lowers the rank by a stated size and dropping it costs at most a

@@ -1,4 +1,5 @@
-"""Claim checks of Tarzanagh et al. 2023 (spec §5), evaluated on the plot-ready data.
+"""Claim checks of Tarzanagh et al. 2023 (methods page docs/papers/maxmargin.md), on the plot-ready
+data.
 
 Kinds (see :mod:`attnbias.claims.core`): convergence, selection and rate statements are ``paper``;
 the reference SVM directions matching their closed forms (the construction is the intended one)

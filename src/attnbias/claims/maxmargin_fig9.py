@@ -1,6 +1,6 @@
 """Claim checks of Tarzanagh et al. 2023, Figs 9–10: the 1000-trial over-parameterisation study
-(spec §5), on the plot-ready table of the ``fig9`` group.  Re-exported by
-:mod:`attnbias.claims.maxmargin`.  Every claim is ``paper``.
+(docs/papers/maxmargin.md#maxmargin_fig9a), on the plot-ready table of the ``fig9`` group.
+Re-exported by :mod:`attnbias.claims.maxmargin`.  Every claim is ``paper``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ sparsification that goes with it.  The whole-run numbers are kept in the stateme
 information.  Thresholds (fixed before measuring; see the captions of Figs 6 and 7):
 
 - ``zeta_late_trend``: Spearman ρ(epoch, ζ / ζ₀) over the late epochs < −0.8 (paper preset, the
-  spec's whole-run value) or < −0.5 (quick: the spec asks for the sign only; |ρ| ≥ 0.5 is a
+  first design's whole-run value) or < −0.5 (quick: the sign alone passes by chance; |ρ| ≥ 0.5 is a
   monotone trend beyond noise, one-sided p ≈ 0.05 at 12 late epochs and smaller with more).  ζ₀ is
   the same probe's ζ with the last layer's W_q, W_k (and biases) put back to their initial values,
   everything else as trained, so ζ / ζ₀ is the sparsification the learned key-query weights make
@@ -19,7 +19,7 @@ information.  Thresholds (fixed before measuring; see the captions of Figs 6 and
   or fail by chance; tables without ζ₀ fall back to ζ;
 - ``wnorm_late_trend``: Spearman ρ(epoch, ‖W‖_F) over the late epochs > 0.8 / > 0.5 likewise;
 - ``zeta_late_drop``: ζ(last) / ζ(midpoint) ≤ 0.9 — ζ still falls by at least 10 % over the
-  second half (project choice; the spec has no late-phase size);
+  second half (project choice: the first design had no late-phase size);
 - ``zeta_qk_share``: the share of the late-phase fall of log ζ that the last layer's *learned*
   W_q, W_k produce, [A(last) − A(mid)] / [log ζ(last) − log ζ(mid)] with A = log(ζ / ζ₀) and ζ₀
   the same probe's ζ with that layer's W_q, W_k (and biases) put back to their initial values,
@@ -96,9 +96,9 @@ def fig6(fig6) -> list[Claim]:
 
 
 def fig7(fig7) -> list[Claim]:
-    """Fig 7 (spec §3.6), asserted over the second half of training; the spec's paper-preset
-    whole-run halving of ζ is kept in the paper preset.  ``fig7``: the ``fig7`` group's
-    ``(DataFrame, meta)``."""
+    """Fig 7 (docs/papers/maxmargin.md#maxmargin_fig7), asserted over the second half of training;
+    the first design's whole-run halving of ζ is kept in the paper preset.  ``fig7``: the ``fig7``
+    group's ``(DataFrame, meta)``."""
     df, meta = fig7
     paper = meta.get("provenance", {}).get("preset") == "paper"
     d = df.sort_values("epoch")
@@ -160,7 +160,8 @@ def fig7(fig7) -> list[Claim]:
         out.append(
             compare(
                 "zeta_halves",
-                "ζ(last) / ζ(first logged epoch) (spec §3.6, whole run)",
+                "ζ(last) / ζ(first logged epoch) (whole run; "
+                "docs/papers/maxmargin.md#maxmargin_fig7)",
                 zeta[-1] / zeta[0],
                 "<=",
                 0.5,

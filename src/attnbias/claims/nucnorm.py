@@ -1,6 +1,8 @@
-"""Claim checks of the nucnorm demonstrations p1–p5 (spec nucnorm.md §3, §5), on plot-ready data.
+"""Claim checks of the nucnorm demonstrations p1–p5 (methods page docs/papers/nucnorm.md), on
+plot-ready data.
 
-The paper has no figures; every threshold below is the spec's [project choice].
+The paper has no figures; every threshold below is a [project choice] (the page gives each one's
+reason).
 
 Kinds (see :mod:`attnbias.claims.core`): the implicit-bias statements (nuclear vs Frobenius SVM,
 ℓ1 vs ℓ2, low rank, the necessity of the initialisation condition, Lemma 5.1) are ``paper``; the

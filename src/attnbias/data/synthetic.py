@@ -57,7 +57,8 @@ def fig1_single_input(local: bool) -> TokenProblem:
     )
 
 
-# Key coordinates of the Fig 1(c) data to 4 decimals (the spec's table), used as a cross-check
+# Key coordinates of the Fig 1(c) data to 4 decimals (the table of
+# docs/papers/maxmargin.md#maxmargin_fig1c), used as a cross-check
 FIG1C_TABLE = np.array(
     [
         [[0.7748, -0.2305], [-1.0868, 1.1697], [-1.0632, 0.5770], [-1.2527, 1.0700],

@@ -1,6 +1,6 @@
 """Rank and balance metrics of factorised products W = A Bᵀ, and per-head attention factors.
 
-Conventions (spec lowrank §1.3–1.4):
+Conventions (docs/papers/lowrank.md#rank-and-balance-measures):
 
 * A factorised product is given by its two factors ``A`` (…, p, r) and ``B`` (…, q, r), so that
   ``W = A Bᵀ`` is (…, p, q).  Leading axes are batch axes (heads, layers, λ values, …).

@@ -1,12 +1,12 @@
 """GPT-2-style language models from transformers, and weight-decay groups by module path
 (lowrank Fig 3, App. Fig. C, Table 1).
 
-Weight decay (spec lowrank §1.5): λ_SA on the self-attention matrices (``attn.c_attn`` =
-[W_Q | W_K | W_V] and ``attn.c_proj`` = P), λ_MLP on the MLP matrices (``mlp.c_fc``,
-``mlp.c_proj``); biases, LayerNorm gains, token and position embeddings (the token embedding is
-tied to the output layer) get none.  GPT-2 names both output projections ``c_proj``, so groups are
-decided by the full module path.  :func:`decay_groups` is the generic builder (the ViT groups live
-in :mod:`attnbias.models.vit`).
+Weight decay (docs/papers/lowrank.md#what-gets-weight-decay): λ_SA on the self-attention matrices
+(``attn.c_attn`` = [W_Q | W_K | W_V] and ``attn.c_proj`` = P), λ_MLP on the MLP matrices
+(``mlp.c_fc``, ``mlp.c_proj``); biases, LayerNorm gains, token and position embeddings (the token
+embedding is tied to the output layer) get none.  GPT-2 names both output projections ``c_proj``, so
+groups are decided by the full module path.  :func:`decay_groups` is the generic builder (the ViT
+groups live in :mod:`attnbias.models.vit`).
 """
 
 from __future__ import annotations

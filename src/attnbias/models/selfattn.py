@@ -1,4 +1,5 @@
-"""Single-head self-attention with a linear decoder, Φ(X) = uᵀXᵀ softmax(XWx₁) (fastrates, spec §1).
+"""Single-head self-attention with a linear decoder, Φ(X) = uᵀXᵀ softmax(XWx₁)
+(fastrates; docs/papers/fastrates.md#model-and-conventions).
 
 Tokens X (..., n, T, d) with the query x_i1 = X[..., i, 0, :]; key-query matrix W (..., d, d);
 decoder u (..., d).  Transpose convention (fixed for the model *and* W_mm, see

@@ -1,9 +1,9 @@
 """Vision transformers from transformers (no torchvision/timm), their weight-decay parameter
 groups, and what the papers measure on them.
 
-Weight decay (spec lowrank §1.5, Fig 3 right): λ_attn on the attention matrices (q, k, v and the
-output projection), λ_other on the other matrices (MLP and classifier); biases, LayerNorms,
-patch/position embeddings and the CLS token get none.
+Weight decay (docs/papers/lowrank.md#what-gets-weight-decay, Fig 3 right): λ_attn on the attention
+matrices (q, k, v and the output projection), λ_other on the other matrices (MLP and classifier);
+biases, LayerNorms, patch/position embeddings and the CLS token get none.
 """
 
 from __future__ import annotations

@@ -70,9 +70,10 @@ class SNGD(Optimizer):
         θ ← θ − η · g_B / (‖g_B‖ + ε).
 
     ``lr`` is η (per parameter group; the norm is always global), ``eps`` is ε (default 1e-8, the
-    spec's value; ε = 0 gives exact NGD, and a zero gradient then leaves θ unchanged).
-    ``step`` returns the closure's loss when a closure is given; ``self.last["grad_norm"]`` records
-    ‖g_B‖ of the last step, and :meth:`own_step` how often normalising changed the step.
+    project's value, docs/papers/fastrates.md#sngd; ε = 0 gives exact NGD, and a zero gradient then
+    leaves θ unchanged).  ``step`` returns the closure's loss when a closure is given;
+    ``self.last["grad_norm"]`` records ‖g_B‖ of the last step, and :meth:`own_step` how often
+    normalising changed the step.
     """
 
     def __init__(self, params: Iterable, lr: float = 1e-3, eps: float = 1e-8):
@@ -135,11 +136,12 @@ class SPS(Optimizer):
         γ = min{ (ℓ_B(θ) − ℓ_B^*) / (c · ‖g_B‖²),  γ_b },      θ ← θ − γ · g_B.
 
     ``lr`` is the cap γ_b (per parameter group, so learning-rate schedulers scale the cap; ``inf``
-    removes it), ``c`` the constant (0.5 in the spec's BERT runs, 1 gives the full-batch Polyak step
-    of :mod:`attnbias.optim.fullbatch`), ``f_star`` is ℓ_B^*.  The loss is passed as
-    ``step(loss=...)`` or computed by a closure (which must call ``backward``).  A zero gradient, or
-    ℓ_B ≤ ℓ_B^*, gives γ = 0.  ``self.last`` records the loss, ‖g_B‖ and the uncapped step of the
-    last call; :meth:`own_step` how often the Polyak step, not the cap, was taken.
+    removes it), ``c`` the constant (0.5 in the BERT and ViT runs, docs/papers/fastrates.md#sps; 1
+    gives the full-batch Polyak step of :mod:`attnbias.optim.fullbatch`), ``f_star`` is ℓ_B^*.  The
+    loss is passed as ``step(loss=...)`` or computed by a closure (which must call ``backward``).  A
+    zero gradient, or ℓ_B ≤ ℓ_B^*, gives γ = 0.  ``self.last`` records the loss, ‖g_B‖ and the
+    uncapped step of the last call; :meth:`own_step` how often the Polyak step, not the cap, was
+    taken.
     """
 
     def __init__(self, params: Iterable, lr: float = 1.0, c: float = 0.5, f_star: float = 0.0):

@@ -1,4 +1,5 @@
-"""Frobenius-norm max-margin problems over a matrix W, and W_mm of self-attention (fastrates §1.4).
+"""Frobenius-norm max-margin problems over a matrix W, and W_mm of self-attention
+(docs/papers/fastrates.md#model-and-conventions).
 
     W_mm = argmin ‖W‖_F  s.t.  (x_{i,opt_i} − x_iτ)ᵀ W x_i1 ≥ 1   for all i and τ ≠ opt_i.
 

@@ -21,7 +21,8 @@ try:  # cvxopt is a hard dependency; imported lazily to keep `import attnbias` l
 except ImportError as exc:  # pragma: no cover
     raise ImportError("attnbias.svm needs cvxopt (pip install cvxopt)") from exc
 
-# Tighter than cvxopt's defaults (1e-7): the closed-form SVMs of the specs are tested to 1e-6.
+# Tighter than cvxopt's defaults (1e-7): the closed-form SVMs of the methods pages
+# (docs/papers/) are tested to 1e-6.
 # When the tight run stops short of "optimal" (it can stall on near-degenerate instances) the QP
 # is solved again with cvxopt's defaults.
 TIGHT_OPTIONS = {"show_progress": False, "abstol": 1e-10, "reltol": 1e-10, "feastol": 1e-10}

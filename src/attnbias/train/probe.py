@@ -1,10 +1,11 @@
 """Gradient-norm probe: ‖g_B‖ over the first minibatch steps of a short plain-SGD run.
 
-The fastrates spec (§1.6) matches the step size of SNGD to SGD: η = lr × the median gradient norm
-SGD sees over its first steps.  The probe is a short run of the one training loop,
-:func:`attnbias.train.engine.fit`, on a copy of the model with the run's seed, so it draws exactly
-the minibatches (permutation, wrap-around, augmentation draws) and the dropout masks that the
-run's own ``fit`` draws, and the norms are read through ``fit``'s ``after_backward`` hook.
+The fastrates figures (docs/papers/fastrates.md#step-size-matching) match the step size of SNGD to
+SGD: η = lr × the median gradient norm SGD sees over its first steps.  The probe is a short run of
+the one training loop, :func:`attnbias.train.engine.fit`, on a copy of the model with the run's
+seed, so it draws exactly the minibatches (permutation, wrap-around, augmentation draws) and the
+dropout masks that the run's own ``fit`` draws, and the norms are read through ``fit``'s
+``after_backward`` hook.
 """
 
 from __future__ import annotations

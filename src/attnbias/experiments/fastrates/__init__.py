@@ -1,5 +1,5 @@
 """Figure data for Vasudeva, Deora, Thrampoulidis, *Implicit Bias and Fast Convergence Rates for
-Self-attention* (spec ``fastrates.md``), one module per job family:
+Self-attention* (methods page docs/papers/fastrates.md), one module per job family:
 
 * :mod:`.synthetic`: the synthetic Figs 2, 3, 5 and the proposals Figs 8–10 (float64, full batch);
 * :mod:`.mnist`: the proposal Fig 6 (the paper's one-layer model on digit patch tokens);

@@ -1,6 +1,7 @@
-"""Figs 1 and 4 of the fastrates spec: fine-tuning a pretrained BERT-architecture classifier
-(BERT-base in the paper preset, MiniLM-L6 on the shipped tweets in the quick preset) with one
-optimiser and one grid value per run, through the one training loop :func:`attnbias.train.fit`."""
+"""Figs 1 and 4 of fastrates (docs/papers/fastrates.md#fastrates_fig1): fine-tuning a pretrained
+BERT-architecture classifier (BERT-base in the paper preset, MiniLM-L6 on the shipped tweets in the
+quick preset) with one optimiser and one grid value per run, through the one training loop
+:func:`attnbias.train.fit`."""
 
 from __future__ import annotations
 

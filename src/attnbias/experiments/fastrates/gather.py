@@ -28,8 +28,9 @@ def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
     """Per optimiser: the grid value with the lowest validation loss at the selection step.
 
     Returns {optimizer: {"grid", "val_loss", "chosen", "effective_lr", "at_edge"}}; ``at_edge`` says
-    whether the chosen value is the smallest or largest of a grid of two or more values (the spec
-    then extends the grid by one factor-3 step in that direction).
+    whether the chosen value is the smallest or largest of a grid of two or more values (the grid
+    is then extended by one factor-3 step in that direction:
+    docs/papers/fastrates.md#learning-rate-grids-and-selection).
     """
     out: dict = {}
     for _, meta in runs:

@@ -1,6 +1,7 @@
-"""Fig 7 (proposal) of the fastrates spec: a randomly initialised ViT-small trained from scratch
-(CIFAR-10 in the paper preset, the offline 8×8 digits in the quick preset) with one optimiser and
-one grid value per run, through the one training loop :func:`attnbias.train.fit`."""
+"""Fig 7 (proposal; docs/papers/fastrates.md#fastrates_fig7): a randomly initialised ViT-small
+trained from scratch (CIFAR-10 in the paper preset, the offline 8×8 digits in the quick preset) with
+one optimiser and one grid value per run, through the one training loop
+:func:`attnbias.train.fit`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Fig 6 (proposal) of the fastrates spec: the paper's one-layer model Φ(X) = uᵀXᵀsoftmax(XWx₁)
-on patch tokens of the digits 0 and 1 (offline scikit-learn digits, or MNIST from the hub), trained
-jointly by full-batch GD, NGD and PS in float64, like the synthetic Fig 3.
+"""Fig 6 (proposal; docs/papers/fastrates.md#fastrates_fig6): the paper's one-layer model
+Φ(X) = uᵀXᵀsoftmax(XWx₁) on patch tokens of the digits 0 and 1 (offline scikit-learn digits, or
+MNIST from the hub), trained jointly by full-batch GD, NGD and PS in float64, like the synthetic
+Fig 3.
 
 The images and their tokens come from :mod:`attnbias.data.digits`.
 """

@@ -4,8 +4,9 @@ AdamW, one run per (figure, optimiser, grid value), each its own Snakemake job r
 curve table that :func:`.gather.gather_dl` later selects from.
 
 Here: the curve columns, how an optimiser and its grid value become the engine's
-:class:`attnbias.train.TrainConfig` settings (:func:`optimizer_config`, with the spec's SNGD
-step-size matching, §1.6), evaluation in batches, and the run's curve table and metadata.
+:class:`attnbias.train.TrainConfig` settings (:func:`optimizer_config`, with SNGD's
+step-size matching, docs/papers/fastrates.md#step-size-matching), evaluation in batches, and the
+run's curve table and metadata.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def optimizer_config(
 
     SNGD with ``match_sgd``: η = lr × the median of ``probe()``, the gradient norms of a short SGD
     run with learning rate lr (:func:`attnbias.train.sgd_probe_norms`), so SNGD's steps have the
-    length SGD's typically have (spec §1.6); ``probe`` is called only then.
+    length SGD's typically have (docs/papers/fastrates.md#step-size-matching); ``probe`` is called
+    only then.
 
     ``control="null"`` (the negative control) removes the paper's mechanism, the adaptive step
     size: the SNGD and SPS slots run plain SGD with learning rate ``lr``, their own grid value (an

@@ -1,5 +1,5 @@
 """Synthetic figures of Vasudeva, Deora, Thrampoulidis, *Implicit Bias and Fast Convergence Rates
-for Self-attention* (spec ``fastrates.md``): Figs 2, 3, 5 and the proposals Figs 8–10 (Table 1 is
+for Self-attention* (docs/papers/fastrates.md): Figs 2, 3, 5 and the proposals Figs 8–10 (Table 1 is
 fitted from the Fig 2 data by :func:`attnbias.analysis.fastrates.rate_table`).
 
 Each group runs in three stages (rules `instance`, `svm`, `compute`): its data and W_mm come from

@@ -1,5 +1,5 @@
 """Figure data for Kobayashi, Akram, von Oswald 2024, *Weight decay induces low-rank attention
-layers* (spec ``shared/specs/lowrank.md``), one module per job family:
+layers* (methods page docs/papers/lowrank.md), one module per job family:
 
 * :mod:`.toys`: Fig 1, App. Fig. A and figL, the float64 toys (CPU, seconds);
 * :mod:`.recall`: Fig 2, associative-recall training runs and their gathering;

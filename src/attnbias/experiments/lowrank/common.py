@@ -1,5 +1,6 @@
 """What every lowrank training job records: per-head rank and balance metrics of a trained
-attention model (spec §1.3–1.4; :func:`attnbias.metrics.rank.model_head_metrics`).
+attention model (docs/papers/lowrank.md#rank-and-balance-measures;
+:func:`attnbias.metrics.rank.model_head_metrics`).
 
 For head h of layer l and each product (``kq`` = W_K^{hT}W_Q^h, ``pv`` = P^h W_V^h, written
 A Bᵀ): effective rank, numerical ranks at relative thresholds 10⁻² and 10⁻³, ‖ABᵀ‖_*, the

@@ -1,7 +1,8 @@
 """The float64 toys of Kobayashi, Akram, von Oswald 2024 (CPU, seconds).
 
-**Convention** (spec §1.1): weight decay enters as (λ/2)(‖A‖² + ‖B‖²), whose nuclear-norm
-equivalent is λ‖A Bᵀ‖_*; decoupled decay θ ← θ − lr·λ·θ is the same (λ/2)‖θ‖² penalty.
+**Convention** (docs/papers/lowrank.md#conventions): weight decay enters as (λ/2)(‖A‖² + ‖B‖²),
+whose nuclear-norm equivalent is λ‖A Bᵀ‖_*; decoupled decay θ ← θ − lr·λ·θ is the same (λ/2)‖θ‖²
+penalty.
 
 * ``compute_fig1``: the 5 × 5 toy ‖ABᵀ − D‖² + (λ/2)(‖A‖² + ‖B‖²) under plain GD, float64,
   vectorised over the λ grid (the batched runner of :mod:`attnbias.optim.fullbatch`).

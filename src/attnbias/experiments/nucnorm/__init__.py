@@ -1,8 +1,8 @@
 """Figure data for Sheen et al. 2024, *Implicit Regularization of Gradient Flow on One-Layer
 Softmax Attention* (arXiv 2403.08699).
 
-The paper has no figures; p1–p5 are the project's demonstrations of its theorems (spec
-``nucnorm.md`` §3).  Gradient flow is approximated by jointly normalised GD in float64
+The paper has no figures; p1–p5 are the project's demonstrations of its theorems
+(docs/papers/nucnorm.md).  Gradient flow is approximated by jointly normalised GD in float64
 (:func:`attnbias.optim.fullbatch.run`, ``normalize="joint"``) on the models of
 :mod:`attnbias.models.kq`; the SVM targets come from :mod:`attnbias.svm.nuclear`.  Each figure
 runs in three stages (the workflow's rules `instance`, `svm`, `compute`): ``instance_<fig>`` draws

@@ -65,7 +65,8 @@ def solution(svm: dict, prefix: str, name: str):
 
 
 def instance_p4(n, L, d, seed):
-    """p4: the aligned instance (§3.4), with its token-to-coordinate map k."""
+    """p4: the aligned instance (docs/papers/nucnorm.md#nucnorm_p4), with its token-to-coordinate
+    map k."""
     inst = dn.aligned_instance(n, L, d, seed)
     doc = dict(_INSTANCE_DOC, k="coordinate k_i of each input (z_i = e_{k_i})")
     return dict(_store("", inst), k=inst.meta["k"]), doc
