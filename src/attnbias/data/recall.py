@@ -1,4 +1,4 @@
-"""Online associative-recall batches (spec lowrank §2.2).
+"""Online associative-recall batches (docs/papers/lowrank.md#lowrank_fig2).
 
 A sequence is ``k_1 v_1 k_2 v_2 … k_N v_N q`` with N distinct keys drawn from ``n_keys`` key tokens
 (ids 0 … n_keys − 1), values drawn uniformly (with repetition) from ``n_values`` value tokens (ids
