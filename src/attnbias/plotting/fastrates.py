@@ -2,7 +2,7 @@
 
 Curves are the mean over seeds of log10 quantities (a geometric mean) with a ±1 sd band; values
 below 10⁻³⁰⁰ are clipped to 10⁻³⁰⁰ for the log axes.  The x-axis is the iteration t ≥ 1 on a log
-scale.  Figures 8–10 and Table 1 are the spec's proposals and say so in their titles.
+scale.  Figures 8–10 and Table 1 are the project's proposals and say so in their titles.
 
 One public function per figure, named after it (``fig1``, ..., ``table1``), found by name by the
 plot rule.  Its arguments are named after the data groups it reads (``fig2`` for
