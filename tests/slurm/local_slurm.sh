@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # A real single-node SLURM "cluster" on localhost, for testing profiles/slurm and the slurm executor.
-# Implements ../shared/specs/conventions.md §5 (Debian 12, root, no systemd, no cgroups, no
-# accounting database).
+# For Debian 12 as root: no systemd, no cgroups, no accounting database.
 #
 #   tests/slurm/local_slurm.sh start    install the packages if missing, write /etc/slurm/slurm.conf,
 #                                       start munged, slurmctld, slurmd; record their PIDs

@@ -1,5 +1,5 @@
-"""fastrates: every figure's computation at CI size passes its claims (spec §3, §6), and the checks
-can fail."""
+"""fastrates: every figure's computation at CI size passes its claims (docs/papers/fastrates.md),
+and the checks can fail."""
 
 import matplotlib.pyplot as plt
 import numpy as np

@@ -1,5 +1,5 @@
-"""fastrates: self-attention model, W_mm and data generators (spec §1, §2 and the §6 library
-tests)."""
+"""fastrates: self-attention model, W_mm and data generators (docs/papers/fastrates.md: the model,
+the data models and the library tests)."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
-"""lowrank toys (Fig 1, App. Fig. A, figL): exact numbers from the spec, and claims that can
-fail."""
+"""lowrank toys (Fig 1, App. Fig. A, figL): exact numbers from docs/papers/lowrank.md, and claims
+that can fail."""
 
 from __future__ import annotations
 
@@ -75,7 +75,8 @@ def figL():
 
 
 def test_one_gd_step_reproduces_the_discrete_imbalance_identity():
-    """A′ᵀA′ − B′ᵀB′ = (1 − ηλ)²(AᵀA − BᵀB) + η²(BᵀGᵀGB − AᵀGGᵀA)  (spec §1.2)."""
+    """A′ᵀA′ − B′ᵀB′ = (1 − ηλ)²(AᵀA − BᵀB) + η²(BᵀGᵀGB − AᵀGGᵀA)
+    (docs/papers/lowrank.md#conventions)."""
     rng = np.random.default_rng(5)
     D = np.diag([0.2, 0.4, 0.6, 0.8, 1.0])
     lams = np.array([0.0, 0.3, 1.2])

@@ -1,4 +1,4 @@
-"""nucnorm figures at reduced step counts: the spec's convergence checks pass through the same
+"""nucnorm figures at reduced step counts: the convergence checks pass through the same
 claim functions as the workflow, the plots draw, and the checks can fail."""
 
 import matplotlib.pyplot as plt
@@ -12,7 +12,7 @@ from attnbias.io import load_data, save_data
 from attnbias.plotting import nucnorm as plots
 from attnbias.workflow import deep_update, load_config
 
-# Reduced settings over the schema defaults (spec values): shorter runs, fewer instances.
+# Reduced settings over the schema defaults (docs/papers/nucnorm.md): shorter runs, fewer instances.
 REDUCED = {
     "p1": {
         "instances": [{"name": "B", "n": 3, "L": 3, "d": 8, "seed": 1}],

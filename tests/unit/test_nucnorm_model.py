@@ -1,6 +1,6 @@
-"""nucnorm model and dynamics (spec §5 unit tests): the log-space K/Q gradient against the direct
-formula and finite differences, conservation laws, the diagonal reparameterisation, the generator
-and the objective-ratio invariant."""
+"""nucnorm model and dynamics (docs/papers/nucnorm.md): the log-space K/Q gradient against the
+direct formula and finite differences, conservation laws, the diagonal reparameterisation, the
+generator and the objective-ratio invariant."""
 
 import numpy as np
 import pytest
@@ -25,7 +25,8 @@ def _risk(inst, W):
 
 
 def _direct_grad(inst, W):
-    """Spec §1.1 in plain float64: −(1/n) Σ_i y_i e^{−y_i f_i} Σ_t s_it (g_it − f_i) x_it z_iᵀ."""
+    """The gradient (docs/papers/nucnorm.md#model-and-conventions) in plain float64:
+    −(1/n) Σ_i y_i e^{−y_i f_i} Σ_t s_it (g_it − f_i) x_it z_iᵀ."""
     a = kq.logits(inst.X, inst.z, W)
     s = np.exp(a - a.max(-1, keepdims=True))
     s /= s.sum(-1, keepdims=True)
@@ -83,7 +84,7 @@ def test_log_excess_risk_matches_plain_difference():
 
 
 def test_kq_conservation_law():
-    # each jointly normalised step changes KᵀK − QᵀQ by at most η² (spec §5)
+    # each jointly normalised step changes KᵀK − QᵀQ by at most η²
     inst = dn.random_instance(5, 5, 6, seed=0)
     rng = np.random.default_rng(1)
     K0, Q0 = 0.05 * rng.standard_normal((2, 6, 6))
@@ -164,7 +165,8 @@ def test_generator_stream_and_selection():
     np.testing.assert_allclose(np.linalg.norm(inst.z, axis=-1), 1.0)
     assert np.linalg.norm(inst.v) == pytest.approx(1.0)
     assert set(np.unique(inst.y)) <= {-1.0, 1.0}
-    # the spec's second illustrative draw: n = L = 3, d = 8, seed 1 has ranks 2 against 3
+    # the second illustrative draw of docs/papers/nucnorm.md#instances-and-selection: n = L = 3,
+    # d = 8, seed 1 has ranks 2 against 3
     sel, sols = dn.select_instance(3, 3, 8, 1, require=("full", "rank_gap"))
     assert sel.seed == 1 and sel.meta["skipped"] == []
     # a rejecting premise skips seeds and records why; excluded seeds are never used
@@ -181,7 +183,8 @@ def test_generator_stream_and_selection():
 
 
 def test_objective_ratio_invariant():
-    # W/γ(W) is feasible for both SVMs, so R ≥ 1 for every W with a positive margin (spec §1.2)
+    # W/γ(W) is feasible for both SVMs, so R ≥ 1 for every W with a positive margin
+    # (docs/papers/nucnorm.md#model-and-conventions)
     inst = dn.random_instance(5, 5, 6, seed=0)
     M = inst.features()
     Wn, Wf = nuclear_svm(M), frobenius_svm(M)

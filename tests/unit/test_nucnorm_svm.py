@@ -1,5 +1,5 @@
 """nucnorm solvers: closed-form nuclear/Frobenius/ℓ1/ℓ2 SVMs, the two SDP forms, duality, and the
-optimality invariants of spec §3.5 (p5)."""
+optimality invariants of p5 (docs/papers/nucnorm.md#nucnorm_p5)."""
 
 import numpy as np
 import pytest
@@ -47,7 +47,8 @@ def test_single_constraint_general_matrix_is_top_singular_pair():
 
 
 def test_aligned_data_both_svms_equal_closed_form():
-    # spec §1.4 / §3.4: with every feature ∝ e_k e_kᵀ the SVMs decouple per coordinate
+    # docs/papers/nucnorm.md#nucnorm_p4: with every feature ∝ e_k e_kᵀ the SVMs decouple per
+    # coordinate
     inst = dn.aligned_instance(6, 4, 6, seed=0)
     M = inst.features()
     W_cf = dn.aligned_closed_form(inst)
@@ -73,7 +74,7 @@ def test_primal_and_dual_sdp_forms_agree_and_certify():
 
 
 def test_spec_instance_spectra_and_optimality_invariants():
-    # spec §1.2 quotes these spectra for n = L = 5, d = 6, seed 0 (reproduced by the §2.1 stream)
+    # docs/papers/nucnorm.md#instances-and-selection lists these spectra (n = L = 5, d = 6, seed 0)
     inst = dn.random_instance(5, 5, 6, seed=0)
     M = inst.features()
     Wn, Wf = nuclear_svm(M), frobenius_svm(M)

@@ -1,4 +1,4 @@
-"""Closed-form SVM solutions of the maxmargin spec (§5), to 1e-6, and solver behaviour."""
+"""Closed-form SVM solutions of docs/papers/maxmargin.md, to 1e-6, and solver behaviour."""
 
 import numpy as np
 import pytest
