@@ -2,9 +2,10 @@
 developers' design notes, which are not in the repository.
 
 1. No user-facing text — README, CONTRIBUTING, docs/, report captions and examined.yaml, schemas,
-   presets, config.yaml, the rules, scripts/ and the package (claim statements, docstrings,
-   comments) — cites "the spec", "spec §…", a path under ``../shared`` or ``shared/specs``.
-   The patterns are word-bounded, so "spectral", "specific" or ``find_spec`` pass.
+   presets, config.yaml, pyproject.toml, the rules, scripts/, benchmarks/ and the package (claim
+   statements, docstrings, comments) — cites "the spec", "spec §…", a path under ``../shared`` or
+   ``shared/specs``.  The patterns are word-bounded, so "spectral", "specific" or ``find_spec``
+   pass.
 2. Every ``docs/papers/<paper>.md#<anchor>`` cited anywhere in those files or in tests/, and every
    relative link between the methods pages, names a heading of that page (GitHub's anchor: the
    heading in lower case, punctuation dropped, spaces as hyphens).
@@ -44,13 +45,14 @@ SPEC_CITATION = re.compile(
 
 def _files_users_read() -> list[Path]:
     out = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "config.yaml", ROOT / "Snakefile"]
+    out += [ROOT / "pyproject.toml", ROOT / "environment.yml"]
     out += sorted((ROOT / "docs").rglob("*.md"))
     out += sorted((ROOT / "workflow" / "report").glob("*.rst"))
     out += [ROOT / "workflow" / "report" / "examined.yaml"]
     out += sorted((ROOT / "workflow" / "schemas").glob("*.yaml"))
     out += sorted((ROOT / "workflow" / "presets").glob("*.yaml"))
     out += sorted((ROOT / "workflow" / "rules").glob("*.smk"))
-    out += sorted((ROOT / "scripts").rglob("*.py"))
+    out += sorted((ROOT / "scripts").rglob("*.py")) + sorted((ROOT / "benchmarks").rglob("*.py"))
     out += sorted((ROOT / "src" / "attnbias").rglob("*.py"))
     return [p for p in out if p.is_file()]
 
