@@ -26,6 +26,25 @@ from gpu_parts import sync
 
 TINY_VIT = dict(hidden=32, layers=2, heads=2, mlp=64)
 
+# The CPU mode's model, batch and evaluation sizes of each GPU training sweep (workflow name
+# <paper>/<sweep>), put over the paper preset's block; tests/unit/test_gpu_entry_points.py runs
+# the workflow's own job script at the same sizes.
+TINY = {
+    "maxmargin/vit": dict(TINY_VIT, patch_size=8, batch_size=8, probe_size=32),
+    "fastrates/fig1": dict(batch_size=4, max_length=32),
+    "fastrates/fig4": dict(batch_size=4, max_length=32),
+    "fastrates/fig7": dict(TINY_VIT, patch_size=8, batch_size=8),
+    "lowrank/lm": dict(
+        n_layer=2, n_head=2, n_embd=32, ctx=64, batch_size=8, grad_accum=2, val_windows=16
+    ),
+    "lowrank/vit": dict(TINY_VIT, image_size=32, patch_size=8, batch_size=16, grad_accum=2),
+    "lowrank/fig2": dict(
+        n_pairs=4, n_keys=16, n_values=16, d_model=32, n_heads=2, batch=16, eval_samples=256
+    ),
+}
+# a randomly initialised BERT of the CPU mode (transformers.BertConfig keywords)
+TINY_BERT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
+
 
 @contextlib.contextmanager
 def recording_fit(records: list):
@@ -114,7 +133,9 @@ def _accelerator(device) -> str:
 def _call(fn, settings: dict, **overrides):
     """Call an experiment function with the settings it takes (config blocks hold more keys).  A
     job taking a typed ``settings`` object (attnbias.experiments.settings) gets it built from the
-    block's fields, and its other parameters (the run's point, inputs) by name."""
+    block's fields, and its other parameters (the run's point, inputs) by name.  An override that
+    is neither a parameter nor a settings field is an error: a renamed one fails here instead of
+    being dropped unseen."""
     import dataclasses
     import typing
 
@@ -123,15 +144,19 @@ def _call(fn, settings: dict, **overrides):
     params = inspect.signature(fn).parameters
     merged = {**settings, **overrides}
     kw = {k: v for k, v in merged.items() if k in params and k != "settings"}
+    names: set[str] = set()
     if "settings" in params:
         hint = typing.get_type_hints(fn)["settings"]
         cls = next(c for c in typing.get_args(hint) or (hint,) if issubclass(c, Settings))
         names = {f.name for f in dataclasses.fields(cls)}
         kw["settings"] = cls.of({k: v for k, v in merged.items() if k in names})
+    unknown = sorted(set(overrides) - set(params) - names)
+    if unknown:
+        raise TypeError(f"{fn.__name__} takes no {unknown} (neither a parameter nor a setting)")
     return fn(**kw)
 
 
-def _cifar(n_train: int, n_test: int, size: int = 32):
+def synthetic_cifar(n_train: int, n_test: int, size: int = 32):
     import torch
 
     from attnbias.data.images import CIFAR10_MEAN, CIFAR10_STD, ImageSplits
@@ -152,7 +177,7 @@ def _cifar(n_train: int, n_test: int, size: int = 32):
 
 
 @contextlib.contextmanager
-def _patched(obj, name: str, value):
+def patched(obj, name: str, value):
     old = getattr(obj, name)
     setattr(obj, name, value)
     try:
@@ -169,10 +194,11 @@ def maxmargin_vit(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
     s = dict(cfg["maxmargin"]["vit"])
     steps = 2 if cpu else 20
     if cpu:
-        s.update(TINY_VIT, patch_size=8, batch_size=8, probe_size=32)
+        s.update(TINY["maxmargin/vit"])
     n_test = max(s["probe_size"], 64)
     records: list = []
-    with _patched(images, "load_cifar10", lambda *a, **k: _cifar(s["batch_size"] * steps, n_test)):
+    data = synthetic_cifar(s["batch_size"] * steps, n_test)
+    with patched(images, "load_cifar10", lambda *a, **k: data):
         with recording_fit(records):
             out = _call(
                 train_vit,
@@ -226,7 +252,7 @@ class SyntheticTokenizer:
         }
 
 
-def _text_splits(n_train: int, n_eval: int, labels: int, pairs: bool):
+def synthetic_text_splits(n_train: int, n_eval: int, labels: int, pairs: bool):
     from attnbias.data.text import TextSet, TextSplits
 
     rng = np.random.default_rng(0)
@@ -267,21 +293,20 @@ def fastrates_bert(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
     import attnbias.models.sequence as sequence
     from attnbias.experiments.fastrates.finetune import train_text
 
-    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
-    bcfg = BertConfig(**(small if cpu else {}))
+    bcfg = BertConfig(**(TINY_BERT if cpu else {}))
     torch.manual_seed(0)
     model_dir = workdir / "bert-base-random"
     BertModel(bcfg).save_pretrained(model_dir)  # a hub checkpoint: no classifier head
     steps, log_every, n_eval = (4, 1, 8) if cpu else (40, 10, 512)
     res: dict = {}
     runs = [("fig1", o) for o in ("sgd", "sngd", "sps", "adamw")] + [("fig4", "adamw")]
-    with _patched(sequence, "load_tokenizer", lambda name: SyntheticTokenizer(bcfg.vocab_size)):
+    with patched(sequence, "load_tokenizer", lambda name: SyntheticTokenizer(bcfg.vocab_size)):
         for fig, opt in runs:
             s = dict(cfg["fastrates"][fig])
             if cpu:
-                s.update(batch_size=4, max_length=32)
+                s.update(TINY[f"fastrates/{fig}"])
             labels = 3 if fig == "fig1" else 2
-            splits = _text_splits(s["batch_size"] * steps, n_eval, labels, fig == "fig1")
+            splits = synthetic_text_splits(s["batch_size"] * steps, n_eval, labels, fig == "fig1")
             o = dict(s["optimizers"][opt])
             lr = o.pop("grid")[len(s["optimizers"][opt]["grid"]) // 2]
             records: list = []
@@ -289,7 +314,7 @@ def fastrates_bert(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
             def load(*a, _splits=splits, **k):
                 return _splits
 
-            with _patched(text, "load_text_dataset", load), recording_fit(records):
+            with patched(text, "load_text_dataset", load), recording_fit(records):
                 _call(
                     train_text,
                     s,
@@ -346,13 +371,13 @@ def fastrates_vit(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
     s = dict(cfg["fastrates"]["fig7"])
     steps = 2 if cpu else 20
     if cpu:
-        s.update(TINY_VIT, patch_size=8, batch_size=8)
+        s.update(TINY["fastrates/fig7"])
     n_val, n_test = (16, 32) if cpu else (512, 1000)
     o = dict(s["optimizers"]["sngd"])
     lr = o.pop("grid")[1]
     records: list = []
-    data = _cifar(s["batch_size"] * steps + n_val, n_test)
-    with _patched(images, "load_cifar10", lambda *a, **k: data), recording_fit(records):
+    data = synthetic_cifar(s["batch_size"] * steps + n_val, n_test)
+    with patched(images, "load_cifar10", lambda *a, **k: data), recording_fit(records):
         _call(
             train_image,
             s,
@@ -379,7 +404,7 @@ def fastrates_vit(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
     return res
 
 
-def _token_dir(path: Path, n_train: int, n_val: int, vocab: int = 50257) -> Path:
+def synthetic_token_dir(path: Path, n_train: int, n_val: int, vocab: int = 50257) -> Path:
     """Token files in the layout of ``attnbias.data.text_lm.load_token_dir`` (random tokens)."""
     path.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
@@ -409,9 +434,9 @@ def lowrank_lm(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
 
     s = dict(cfg["lowrank"]["lm"])
     if cpu:
-        s.update(n_layer=2, n_head=2, n_embd=32, ctx=64, batch_size=8, grad_accum=2, val_windows=16)
+        s.update(TINY["lowrank/lm"])
     steps, per_epoch = 4, 2
-    tokens = _token_dir(
+    tokens = synthetic_token_dir(
         workdir / "tokens",
         (steps * s["batch_size"] + 4) * s["ctx"],
         (s["val_windows"] + 4) * s["ctx"],
@@ -450,7 +475,7 @@ def lowrank_lm(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
     return res
 
 
-class _FakeImageNet:
+class SyntheticImageNet:
     def __init__(self, n: int, classes: int):
         self.n = n
         self.features = {"label": SimpleNamespace(num_classes=classes)}
@@ -497,13 +522,16 @@ def lowrank_vit(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
 
     s = dict(cfg["lowrank"]["vit"])
     if cpu:
-        s.update(TINY_VIT, image_size=32, patch_size=8, batch_size=16, grad_accum=2)
+        s.update(TINY["lowrank/vit"])
     n_test = 64 if cpu else 512
     records: list = []
-    fake = {"train": _FakeImageNet(3 * s["batch_size"], 1000), "test": _FakeImageNet(n_test, 1000)}
+    fake = {
+        "train": SyntheticImageNet(3 * s["batch_size"], 1000),
+        "test": SyntheticImageNet(n_test, 1000),
+    }
     with (
-        _patched(lvit, "load_image_dataset", lambda *a, **k: (fake["train"], fake["test"])),
-        _patched(lvit, "HubImageBatches", SyntheticImageBatches),
+        patched(lvit, "load_image_dataset", lambda *a, **k: (fake["train"], fake["test"])),
+        patched(lvit, "HubImageBatches", SyntheticImageBatches),
         recording_fit(records),
     ):
         t0 = time.perf_counter()
@@ -539,8 +567,7 @@ def lowrank_recall(cpu: bool, device, workdir: Path, cfg: dict) -> dict:
     s = dict(cfg["lowrank"]["fig2"])
     steps, log_every = (20, 10) if cpu else (200, 100)
     if cpu:
-        s.update(n_pairs=4, n_keys=16, n_values=16, d_model=32, n_heads=2, batch=16)
-        s["eval_samples"] = 256
+        s.update(TINY["lowrank/fig2"])
     records: list = []
     with recording_fit(records):
         df, meta = _call(

@@ -8,6 +8,7 @@ child process by :func:`run_part`, which adds the part's peak memory.  A part th
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import math
@@ -206,12 +207,32 @@ def part_device(cpu: bool, device, workdir: Path) -> dict:
     return out
 
 
+def marks_gpu(source: str) -> bool:
+    """Whether Python ``source`` applies the ``gpu`` mark in its code (``pytest.mark.gpu`` or
+    ``mark.gpu``), not merely in a string or a comment."""
+    if "mark.gpu" not in source:
+        return False
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True  # pytest reports the error
+    return any(
+        isinstance(n, ast.Attribute)
+        and n.attr == "gpu"
+        and (
+            (isinstance(n.value, ast.Attribute) and n.value.attr == "mark")
+            or (isinstance(n.value, ast.Name) and n.value.id == "mark")
+        )
+        for n in ast.walk(tree)
+    )
+
+
 def gpu_test_files() -> list[str]:
     """The test files that hold CUDA tests (``pytest.mark.gpu``)."""
     return sorted(
         str(p.relative_to(ROOT))
         for p in (ROOT / "tests").rglob("test_*.py")
-        if "mark.gpu" in p.read_text(errors="replace")
+        if marks_gpu(p.read_text(errors="replace"))
     )
 
 

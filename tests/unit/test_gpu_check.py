@@ -4,12 +4,14 @@ complete, so the GPU check cannot rot between the rare runs on a GPU."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -78,6 +80,41 @@ def test_report_check_can_fail():
     assert not gpu_check.report_problems(
         _fake(status="timeout", reason="killed at 60 s"), ["bench_gpt2"]
     )
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=[
+                pytest.mark.gpu,
+                pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA"),
+            ],
+        ),
+    ],
+)
+def test_peak_memory_of_the_parts(device):
+    """``gpu_parts.memory``, what every part reports: the host's peak RSS in the CPU mode; on
+    CUDA the allocator's peak (here at least the two 64 MB matrices and their product) plus the
+    context, and the suggested ``gpu_mem_mb`` (1.25 × that, rounded up to 1 GB)."""
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
+    a = torch.randn(4096, 4096, device=dev)
+    assert math.isfinite(float((a @ a).sum()))
+    m = gpu_parts.memory(dev)
+    assert m["peak_mem_mb"] > 0 and m["host_peak_rss_mb"] > 0
+    if dev.type == "cuda":
+        assert m["peak_allocated_mb"] >= 3 * 64
+        assert m["peak_reserved_mb"] >= m["peak_allocated_mb"]
+        assert abs(m["peak_mem_mb"] - m["peak_reserved_mb"] - m["context_mb"]) <= 1  # rounding
+        assert m["gpu_mem_mb_suggested"] >= 1.25 * m["peak_mem_mb"]
+        assert m["gpu_mem_mb_suggested"] % 1000 == 0
+        assert m["peak_mem_mb"] < m["device_total_mb"]
+    else:
+        assert m["peak_mem_mb"] == m["host_peak_rss_mb"] and "gpu_mem_mb_suggested" not in m
 
 
 def test_h100_report_in_the_repository_is_complete():

@@ -166,3 +166,15 @@ def test_the_twin_check_reports_each_kind_of_missing_twin(tmp_path):
         "test_synthetic.py::test_one_cpu_case_missing[cuda-bf16]",
     ]
     assert missing_twins([i for i in items if "test_synthetic.py::test_twinned" in i["test"]]) == []
+
+
+def test_the_gpu_test_files_are_those_that_mark_a_test_in_code():
+    """``gpu_parts.gpu_test_files`` (what the check and ``gpu_check.py`` collect) finds the mark
+    applied in code, in either spelling, and not the mark named in a string (as in this file)."""
+    assert gpu_parts.marks_gpu("import pytest\n\n@pytest.mark.gpu\ndef test_a():\n    pass\n")
+    assert gpu_parts.marks_gpu("from pytest import mark\n\nGPU = [mark.gpu]\n")
+    assert not gpu_parts.marks_gpu('COMMAND = "pytest -m gpu"  # pytest.mark.gpu\nX = "mark.gpu"\n')
+    assert not gpu_parts.marks_gpu("import pytest\n\n@pytest.mark.slow\ndef test_a():\n    pass\n")
+    files = gpu_parts.gpu_test_files()
+    assert {"tests/unit/test_cuda_paths.py", "tests/unit/test_gpu_check.py"} <= set(files)
+    assert "tests/unit/test_gpu_twins.py" not in files
