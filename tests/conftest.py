@@ -112,6 +112,42 @@ def ci_configfiles(root=ROOT):
     return [cfg / "ci.yaml", *sorted(cfg.glob("ci_*.yaml"))]
 
 
+# The files that define a copy's reference run (attnbias.layout.reference_files): a run whose
+# paper settings differ from theirs writes into its own folder, results/custom/<differences>/.
+REFERENCE_FILES = ("config.yaml", "workflow/presets/paper.yaml")
+
+
+def set_reference(checkout: Path, *layers) -> Path:
+    """Make ``layers`` (config files, or mappings) part of the reference run of the workflow copy
+    ``checkout``, as if config.yaml said them: its config.yaml becomes the checkout's original one
+    with the layers merged in key by key, and so does workflow/presets/paper.yaml (Snakemake puts
+    command-line values on top of the paper overlay too).  A run there with these settings, given
+    or not as ``--configfile``, is then the copy's default run, in ``results/``; a test changes a
+    setting of it the way a user edits config.yaml.  Each call starts from the originals (the
+    sources' own files), so no layers restores them.  Returns ``checkout``."""
+    import yaml
+
+    from attnbias.workflow import deep_update
+
+    extra = [x if isinstance(x, dict) else yaml.safe_load(Path(x).read_text()) for x in layers]
+    for rel in REFERENCE_FILES:
+        if not extra:
+            shutil.copy2(ROOT / rel, checkout / rel)
+            continue
+        cfg = yaml.safe_load((ROOT / rel).read_text())
+        for e in extra:
+            cfg = deep_update(cfg, e or {})
+        (checkout / rel).write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return checkout
+
+
+def ci_copy(dest: Path) -> Path:
+    """A copy of the workflow (:func:`copy_workflow`) whose reference run is the CI configuration
+    (:func:`ci_configfiles`, see :func:`set_reference`): its runs with or without
+    ``--configfile tests/config/ci*.yaml`` write into ``results/``."""
+    return set_reference(copy_workflow(dest), *ci_configfiles())
+
+
 COPY_IGNORE = (
     ".venv",
     "venv",
@@ -156,11 +192,12 @@ def finished_fig1c(tmp_path_factory):
 @pytest.fixture(scope="session")
 def quick_run(tmp_path_factory):
     """The end-to-end run: ``cpu_figures checks`` at the CI configuration (tests/config/ci*.yaml;
-    the quick preset's deep-learning sizes) with claims_strict=true, in a private copy."""
-    d = copy_workflow(tmp_path_factory.mktemp("wf") / "attnbias")
+    the quick preset's deep-learning sizes; the copy's reference run, :func:`ci_copy`) with
+    claims_strict=true, in a private copy."""
+    d = ci_copy(tmp_path_factory.mktemp("wf") / "attnbias")
     res = snakemake_cmd(
-        "--cores", "2", "cpu_figures", "checks", "--configfile", *ci_configfiles(d),
-        "--config", "claims_strict=true", cwd=d, timeout=3000,
+        "--cores", "2", "cpu_figures", "checks", "--config", "claims_strict=true", cwd=d,
+        timeout=3000,
     )  # fmt: skip
     assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
     return d

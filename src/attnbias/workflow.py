@@ -121,25 +121,27 @@ def deep_update(base: dict, extra: dict) -> dict:
     return out
 
 
-def load_config(root, scale: str | None = None, configfiles=(), validate: bool = True) -> dict:
+def load_config(
+    root, scale: str | None = None, configfiles=(), validate: bool = True, config=None
+) -> dict:
     """The workflow's configuration outside Snakemake (tests, benchmarks): ``config.yaml`` (the
     quick preset), the paper overlay ``workflow/presets/paper.yaml`` when the preset is paper,
-    then ``configfiles`` in order; validated against the schemas as the workflow does."""
+    then ``configfiles`` in order and ``config`` (a mapping, as ``--config`` values typed);
+    validated against the schemas as the workflow does."""
     import yaml
 
     root = Path(root)
     extra = [yaml.safe_load(Path(f).read_text()) or {} for f in configfiles]
+    extra += [dict(config)] if config else []
+    if scale is not None:
+        extra.append({"scale": scale})
     cfg = yaml.safe_load((root / "config.yaml").read_text())
     for e in extra:
         cfg = deep_update(cfg, e)
-    if scale is not None:
-        cfg["scale"] = scale
     if cfg["scale"] == "paper":
         cfg = deep_update(cfg, yaml.safe_load((root / "workflow/presets/paper.yaml").read_text()))
-        for e in extra:  # command-line files go on top of the preset, as in the Snakefile
+        for e in extra:  # command-line values go on top of the preset, as in the Snakefile
             cfg = deep_update(cfg, e)
-        if scale is not None:
-            cfg["scale"] = scale
     if validate:
         schemas = root / "workflow" / "schemas"
         for name, section in [("config", cfg)] + [(p, cfg.setdefault(p, {})) for p in PAPERS]:

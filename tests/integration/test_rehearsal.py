@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import copy_workflow, snakemake_cmd
+from conftest import copy_workflow, set_reference, snakemake_cmd
 
 # The GPU figures of the paper preset, plus the CPU figures that read hub artefacts there.
 FIGURES = {
@@ -51,7 +51,10 @@ SOURCES = {
 
 @pytest.fixture(scope="module")
 def rehearsal(tmp_path_factory):
+    # the rehearsal settings are this copy's reference run (a user's rehearsal, an override of the
+    # paper preset, writes into results/paper/custom/<digest>/), so its files are in results/paper/
     d = copy_workflow(tmp_path_factory.mktemp("rehearsal") / "attnbias")
+    set_reference(d, d / "tests/config/rehearsal.yaml")
     hub = subprocess.run(
         [sys.executable, "tests/rehearsal/fake_hub.py", "results/rehearsal/hub"],
         cwd=d, capture_output=True, text=True, timeout=300,

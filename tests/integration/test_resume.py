@@ -9,7 +9,7 @@ import time
 import pandas as pd
 import pytest
 import torch
-from conftest import BIN, ci_configfiles, copy_workflow, session_uses, snakemake_cmd
+from conftest import BIN, ci_configfiles, ci_copy, session_uses, set_reference, snakemake_cmd
 
 TARGET = "results/data/maxmargin/fig7.csv"
 CKPT = "results/scratch/maxmargin_vit_train/quick/seed0/checkpoint.pt"
@@ -50,7 +50,7 @@ def uninterrupted(request, tmp_path):
     runs it anyway, else a run of TARGET alone in a fresh copy."""
     if session_uses(request, "quick_run"):
         return pd.read_csv(request.getfixturevalue("quick_run") / TARGET)
-    clean = copy_workflow(tmp_path / "clean")
+    clean = ci_copy(tmp_path / "clean")
     res = snakemake_cmd(
         "--cores", "2", TARGET, "--configfile", *ci_configfiles(clean), cwd=clean, timeout=900
     )
@@ -59,7 +59,7 @@ def uninterrupted(request, tmp_path):
 
 
 def test_sigkill_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
-    killed = copy_workflow(tmp_path / "killed")
+    killed = ci_copy(tmp_path / "killed")
     args = ["--cores", "2", TARGET, "--configfile", *ci_configfiles(killed)]
     _sigkill_snakemake_once(
         killed, args, lambda: _checkpoint_epoch(killed / CKPT) >= 2, "a checkpoint at epoch 2"
@@ -82,9 +82,9 @@ def test_a_batched_job_killed_at_its_second_run_keeps_the_first(tmp_path):
     """A quick-preset batched job (fastrates Fig 7, SGD: its 3 grid values in turn) killed while
     training its second run reuses the first run's kept tables on the rerun instead of retraining,
     writes all three run files, and drops every run's resume state."""
-    d = copy_workflow(tmp_path / "batched")
-    short = d / "short_fig7.yaml"
+    short = tmp_path / "short_fig7.yaml"
     short.write_text("fastrates:\n  fig7: {epochs: 6}\n")
+    d = set_reference(ci_copy(tmp_path / "batched"), *ci_configfiles(), short)  # in results/
     target = "results/data/fastrates/fig7/optsgd"  # the job's folder: the runs of all 3 values
     scratch = d / "results/scratch/fastrates_fig7_train/quick"
     kept = scratch / "optsgd_lr0.05/finished/settings.json"

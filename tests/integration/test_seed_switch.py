@@ -5,7 +5,7 @@ the claims are computed on the new draws."""
 import json
 
 import pytest
-from conftest import ci_configfiles, copy_workflow, snakemake_cmd
+from conftest import ci_configfiles, ci_copy, snakemake_cmd
 
 # Cheap figures whose settings hold seeds of each kind: a list of data seeds (fastrates fig2), a
 # single seed (lowrank fig1), a data seed and an init seed (nucnorm p4).
@@ -14,7 +14,7 @@ GROUPS = {("fastrates", "fig2"): "fig2", ("lowrank", "fig1"): "fig1", ("nucnorm"
 
 @pytest.mark.slow
 def test_seed_switch_shifts_every_seed_and_only_seeds(tmp_path):
-    d = copy_workflow(tmp_path / "wf")
+    d = ci_copy(tmp_path / "wf")  # the CI settings are its reference run: results/seed-7/
     targets = [f"results/seed-7/claims/{paper}/{fig}.json" for (paper, fig) in GROUPS]
     res = snakemake_cmd(
         "--cores", "2", *targets, "--configfile", *ci_configfiles(d), "--config", "seed=7",

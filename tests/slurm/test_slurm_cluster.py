@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import BIN, ci_configfiles, copy_workflow
+from conftest import BIN, ci_configfiles, ci_copy
 
 pytestmark = pytest.mark.slurm
 
@@ -214,7 +214,7 @@ def slurm_cluster():
 
 @pytest.fixture(scope="module")
 def workflow_copy(tmp_path_factory):
-    return copy_workflow(tmp_path_factory.mktemp("slurm_wf") / "attnbias")
+    return ci_copy(tmp_path_factory.mktemp("slurm_wf") / "attnbias")
 
 
 @pytest.fixture(scope="module")
@@ -264,7 +264,7 @@ def cluster_run(slurm_cluster, workflow_copy, train_job, tmp_path_factory):
         ]
 
     # Local reference, in another copy, with the default profile.
-    ref = copy_workflow(tmp_path_factory.mktemp("local_wf") / "attnbias")
+    ref = ci_copy(tmp_path_factory.mktemp("local_wf") / "attnbias")
     local_log = ref.parent / "local_run.log"
     with open(local_log, "w") as sink:
         local = subprocess.Popen(

@@ -239,7 +239,9 @@ def test_lm_layers_beyond_the_model_are_rejected_naming_the_keys(tmp_path):
 def test_one_seed_table1_is_valid(tmp_path):
     res = _paper_dry_run(tmp_path, {"lowrank": {"table1": {"seeds": [0]}}})
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
-    assert ran(res, "gather") and "results/paper/logs/lowrank_gather_table1.log" in res.stdout
+    # an override of the paper preset: its own folder, named after the difference
+    logs = "results/paper/custom/lowrank.table1.seeds-0/logs"
+    assert ran(res, "gather") and f"{logs}/lowrank_gather_table1.log" in res.stdout
 
 
 def test_nested_config_override_is_typed_by_the_schema():
@@ -252,7 +254,8 @@ def test_nested_config_override_is_typed_by_the_schema():
         "lowrank={fig2: {lr: 1e-3, seeds: [0, 1]}}",
     )  # fmt: skip
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
-    assert "results/data/maxmargin/fig4.csv" in res.stdout
+    # five settings differ (lowrank.fig2.lr = 1e-3 is the default's 0.001): a digest folder
+    assert re.search(r"results/custom/5-settings-[0-9a-f]{12}/data/maxmargin/fig4\.csv", res.stdout)
 
 
 def test_nested_config_override_of_the_wrong_type_fails_at_once_saying_how():

@@ -17,16 +17,17 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN, clone_run, snakemake_cmd
+from conftest import BIN, clone_run, set_reference, snakemake_cmd
 
 TARGET = "maxmargin_fig1c"
 DATA = "results/data/maxmargin/fig1.csv"
 PRODUCTS = ["results/figures/maxmargin/fig1c.pdf", "results/claims/maxmargin/fig1c.json"]
 # The interrupted recompute runs 10 × the default steps (≈ 5 s instead of 0.5 s): the signal comes
-# once the job has reached its function, and the job must still be running then; the plain runs
-# after it use the default config, under which the interrupted data is missing (SIGINT) or stale
-# (SIGKILL).
-SLOW = "maxmargin={fig1: {steps: 10000}}"
+# once the job has reached its function, and the job must still be running then.  It is the
+# checkout's config.yaml for that run (as a --config override it would run in a folder of its own);
+# the plain runs after it use the default config, under which the interrupted data is missing
+# (SIGINT) or stale (SIGKILL).
+SLOW = {"maxmargin": {"fig1": {"steps": 10000}}}
 LOG = "results/logs/maxmargin_compute_fig1.log"
 
 
@@ -56,8 +57,9 @@ def interrupt_forced_recompute(checkout, sig) -> None:
     replaces a fixed 0.5-s wait after the outputs went, which guessed when the job was running."""
     (checkout / LOG).unlink()  # the finished run's; the interrupted job writes its own
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    set_reference(checkout, SLOW)
     proc = subprocess.Popen(
-        [str(BIN / "snakemake"), "--cores", "1", "--config", SLOW, "-R", DATA, "--", TARGET],
+        [str(BIN / "snakemake"), "--cores", "1", "-R", DATA, "--", TARGET],
         cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, preexec_fn=default_sigint,
     )  # fmt: skip
@@ -71,6 +73,7 @@ def interrupt_forced_recompute(checkout, sig) -> None:
     else:
         os.kill(proc.pid, sig)
     proc.wait(timeout=120)
+    set_reference(checkout)  # the default config again
 
 
 @pytest.fixture

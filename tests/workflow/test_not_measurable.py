@@ -9,6 +9,7 @@ from conftest import copy_workflow, snakemake_cmd
 
 from attnbias.claims import Claim, is_not_measurable, not_measurable
 from attnbias.claims.core import write_claims
+from attnbias.layout import results_folder
 
 
 def test_not_measurable_is_one_failed_sanity_check_with_the_reason(tmp_path):
@@ -29,8 +30,9 @@ def test_too_few_steps_are_recorded_as_not_measurable_not_a_crash(tmp_path):
         timeout=600,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
-    doc = json.loads((d / "results/claims/maxmargin/fig1c.json").read_text())
+    out = d / results_folder(d, config={"maxmargin": {"fig1": {"steps": 5}}})  # an override's
+    doc = json.loads((out / "claims/maxmargin/fig1c.json").read_text())
     assert is_not_measurable(doc), doc
     assert "zero-size array" in doc["claims"][0]["value"]
-    assert (d / "results/figures/maxmargin/fig1c.pdf").stat().st_size > 1000
-    assert "cannot be measured" in (d / "results/logs/maxmargin_check_fig1c.log").read_text()
+    assert (out / "figures/maxmargin/fig1c.pdf").stat().st_size > 1000
+    assert "cannot be measured" in (out / "logs/maxmargin_check_fig1c.log").read_text()

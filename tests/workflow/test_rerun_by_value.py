@@ -3,9 +3,10 @@
 One real small target (``maxmargin_fig1c``: its compute, claim and plot jobs) runs in a private
 copy of the workflow, in each preset.  Then:
 
-- a ``--configfile`` restating a setting at its current value schedules nothing, and a changed
-  value schedules exactly that figure's jobs, with "Params have changed" as the compute job's
-  reason (both presets);
+- a ``--configfile`` restating a setting at its current value schedules nothing, and a value
+  changed in config.yaml (the reference run's settings; as a ``--configfile`` it would be a run
+  of its own, test_overrides.py) schedules exactly that figure's jobs, with "Params have changed"
+  as the compute job's reason (both presets);
 - ``results/`` and ``.snakemake/`` copied into a second copy of the sources whose files are all
   newer (a fresh clone of the same commit, or another machine) are up to date;
 - a real edit of a module the compute job runs makes it out of date there; a bare ``touch`` does
@@ -18,7 +19,7 @@ import shutil
 import time
 
 import pytest
-from conftest import clone_run, copy_workflow, snakemake_cmd
+from conftest import clone_run, copy_workflow, set_reference, snakemake_cmd
 
 TARGET = "maxmargin_fig1c"
 
@@ -65,7 +66,11 @@ def test_a_restated_setting_reruns_nothing_and_a_changed_one_reruns_its_jobs(
     same = dry(finished, "--configfile", fig1_override(tmp_path, "same", lr), *scale)
     assert planned(same) == [], same.stdout[-3000:]
 
-    other = dry(finished, "--configfile", fig1_override(tmp_path, "other", 2 * lr), *scale)
+    try:  # the setting edited in config.yaml
+        set_reference(finished, {"maxmargin": {"fig1": {"lr": 2 * lr}}})
+        other = dry(finished, *scale)
+    finally:
+        set_reference(finished)
     jobs = sorted(j for j in planned(other) if j != TARGET)  # the target alias is no job
     assert jobs == ["check", "compute", "plot"], jobs
     assert "Params have changed" in other.stdout + other.stderr

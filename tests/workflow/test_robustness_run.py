@@ -11,7 +11,7 @@ import zipfile
 
 import pandas as pd
 import pytest
-from conftest import ci_configfiles, copy_workflow, snakemake_cmd
+from conftest import ci_configfiles, ci_copy, snakemake_cmd
 
 FIGURES = ["nucnorm/p4", "fastrates/fig3", "maxmargin/fig1c"]
 REDRAWN = {"nucnorm/p4", "fastrates/fig3"}
@@ -32,7 +32,7 @@ def default_state(d):
 @pytest.fixture(scope="module")
 def robust(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("robustness")
-    d = copy_workflow(tmp / "wf")
+    d = ci_copy(tmp / "wf")  # the CI settings are its reference run, in results/
     cfg = tmp / "robust.yaml"
     cfg.write_text(f"robustness: {{seeds: {SEEDS}, figures: {FIGURES}}}\n")
     args = ["--cores", "2", "--configfile", *ci_configfiles(d), cfg]

@@ -14,7 +14,7 @@ import copy
 
 import pytest
 import yaml
-from conftest import ROOT, copy_workflow, registered_figures, snakemake_cmd
+from conftest import ROOT, copy_workflow, registered_figures, set_reference, snakemake_cmd
 
 from attnbias.config_rules import NATIVE_IMAGE_SIZE, ORTHOGONAL_TOKENS, cross_field_problems
 from attnbias.workflow import PAPERS, load_config, load_schema
@@ -82,9 +82,9 @@ def test_the_minimum_configuration_really_is_at_the_minimums():
 
 @pytest.mark.slow
 def test_every_figure_runs_at_the_schema_minimums(tmp_path):
-    wf = copy_workflow(tmp_path / "attnbias")
     cfg = tmp_path / "minimums.yaml"
     cfg.write_text(yaml.safe_dump(minimum_config()[0], sort_keys=False))
+    wf = set_reference(copy_workflow(tmp_path / "attnbias"), cfg)  # its default run: results/
     res = snakemake_cmd("--cores", "2", "all", "--configfile", cfg, cwd=wf, timeout=1800)
     assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-6000:]}"
     for paper, fig in registered_figures():  # every figure drawn and checked

@@ -5,13 +5,16 @@ made from them.
 
 In a private copy of the workflow the stages of one small group really run (maxmargin Fig 5,
 whose C values are data settings and whose steps and step size are GD settings); dry runs with a
-changed setting show what is out of date.  That the check and plot jobs follow the data is the
+setting changed in the copy's config.yaml (its reference run's settings) show what is out of
+date.  That the check and plot jobs follow the data is the
 rule graph's edges."""
 
 import re
 
 import pytest
-from conftest import copy_workflow, snakemake_cmd
+from conftest import ROOT, copy_workflow, set_reference, snakemake_cmd
+
+from attnbias.layout import results_folder
 
 
 def planned(res) -> list[str]:
@@ -53,12 +56,18 @@ def test_every_nucnorm_group_runs_in_three_stages():
 
 TARGET = "results/data/maxmargin/fig5.csv"  # the plot-ready data of maxmargin Fig 5
 SMALL = "maxmargin:\n  fig5:\n    steps: 20\n"
+SMALL_CFG = {"maxmargin": {"fig5": {"steps": 20}}}
 
 
 def dry_with(d, tmp_path, override: str) -> list[str]:
+    """The jobs a dry run plans once config.yaml says SMALL + ``override`` (restored after)."""
     path = tmp_path / "override.yaml"
     path.write_text(SMALL + override)
-    res = snakemake_cmd("-n", "--cores", "1", TARGET, "--configfile", path, cwd=d, check=True)
+    try:
+        set_reference(d, path)
+        res = snakemake_cmd("-n", "--cores", "1", TARGET, cwd=d, check=True)
+    finally:
+        set_reference(d, SMALL_CFG)
     return planned(res)
 
 
@@ -67,9 +76,8 @@ def finished(tmp_path_factory):
     """A copy of the workflow in which maxmargin Fig 5's stages really ran (at 20 steps: Snakemake
     records the params of jobs that ran, which is what a changed setting is compared with)."""
     tmp = tmp_path_factory.mktemp("stages")
-    d = copy_workflow(tmp / "wf")
-    (tmp / "small.yaml").write_text(SMALL)
-    snakemake_cmd("--cores", "2", TARGET, "--configfile", tmp / "small.yaml", cwd=d, check=True)
+    d = set_reference(copy_workflow(tmp / "wf"), SMALL_CFG)  # config.yaml at 20 steps
+    snakemake_cmd("--cores", "2", TARGET, cwd=d, check=True)
     assert (d / "results/stages/maxmargin/fig5.instance.npz").is_file()
     assert (d / "results/stages/maxmargin/fig5.svm.npz").is_file()
     assert dry_with(d, tmp, "") == []
@@ -85,10 +93,10 @@ def test_a_data_setting_reruns_the_data_the_svm_and_the_trajectories(finished, t
     assert jobs == ["compute", "instance", "svm"], jobs
 
 
-def stage_jobs(*args) -> list[tuple[str, str]]:
+def stage_jobs(*args, root="results") -> list[tuple[str, str]]:
     """(rule, output) of the `instance` and `svm` jobs of a forced dry run of fastrates Figs 2, 9
-    and 10 (each job's output path is printed under it)."""
-    targets = [f"results/data/fastrates/fig{g}.csv" for g in (2, 9, 10)]
+    and 10 in the results folder ``root`` (each job's output path is printed under it)."""
+    targets = [f"{root}/data/fastrates/fig{g}.csv" for g in (2, 9, 10)]
     res = snakemake_cmd("-n", "-F", "--nolock", *targets, *args, check=True)
     out = res.stdout + res.stderr
     return sorted(
@@ -107,7 +115,7 @@ def test_figures_drawn_from_the_same_data_share_one_instance_and_one_svm_solutio
 def test_a_figure_whose_data_settings_differ_gets_its_own_instance(tmp_path):
     path = tmp_path / "fig9.yaml"
     path.write_text("fastrates:\n  fig9:\n    seeds: [0, 1]\n")
-    jobs = stage_jobs("--configfile", path)
+    jobs = stage_jobs("--configfile", path, root=results_folder(ROOT, configfiles=[path]))
     assert sorted(o.rsplit("/", 1)[-1] for _, o in jobs) == [
         "fig2.instance.npz",
         "fig2.svm.npz",

@@ -7,14 +7,8 @@ from pathlib import Path
 import yaml
 
 from attnbias.closure import ClosureCache
-from attnbias.workflow import (
-    ConfigTypeError,
-    coerce_to_schema,
-    load_schema,
-    schema_problem,
-    sweep_keys,
-    validate_with_defaults,
-)
+from attnbias.workflow import ConfigTypeError, coerce_to_schema, load_schema
+from attnbias.workflow import schema_problem, sweep_keys, validate_with_defaults
 
 PAPERS = {
     "maxmargin": "1 – Max-margin token selection (Tarzanagh et al. 2023)",
@@ -24,14 +18,8 @@ PAPERS = {
 }
 
 # `--config key=value` passes strings: accept the usual spellings for the boolean switches.
-_BOOLEAN_WORDS = {
-    "true": True,
-    "yes": True,
-    "1": True,
-    "false": False,
-    "no": False,
-    "0": False,
-}
+_BOOLEAN_WORDS = dict(true=True, yes=True, false=False, no=False)
+_BOOLEAN_WORDS.update({"1": True, "0": False})
 for _key in ("claims_strict",):
     if isinstance(config.get(_key), str) and config[_key].lower() in _BOOLEAN_WORDS:
         config[_key] = _BOOLEAN_WORDS[config[_key].lower()]
@@ -76,6 +64,17 @@ if _PROBLEMS:
 
 SCALE = config["scale"]
 
+# Paper settings that differ after --configfile/--config from the preset's reference run (config.yaml
+# [+ presets/paper.yaml], read fresh) make an override, in its own folder (attnbias.layout).
+from attnbias.layout import compare_with_reference, describe_overrides, results_root
+
+try:
+    OVERRIDES, OVERRIDE = compare_with_reference(config, workflow.basedir)
+except ValueError as e:
+    raise WorkflowError(f"{e}\n  (in the reference run's files)") from None
+# What the claims summary's first line adds about the run it shows (nothing for the reference)
+SHOWS_OVERRIDES = dict(overrides=describe_overrides(OVERRIDES)) if OVERRIDES else {}
+
 
 def run_settings(paper, block):
     """A training run's ``settings``: ``config[paper][block]`` without the keys that span the
@@ -109,14 +108,19 @@ if config["seed"]:
     for _paper in PAPERS:
         config[_paper] = shift_seeds(config[_paper], config["seed"])
 
-# Each preset, control and seed shift has its own results folder (the default run keeps results/),
-# so switching and switching back recomputes nothing: every output path below starts with it.
-from attnbias.layout import results_root
-
-RESULTS = results_root(SCALE, CONTROL, config["seed"])
+# Each preset, override, control and seed shift has its own results folder (the default run keeps
+# results/), so switching and back recomputes nothing: every output path below starts with it.
+RESULTS = results_root(SCALE, CONTROL, config["seed"], OVERRIDE)
 # The same run without the control: the training runs the control does not change are its runs
 # (register_sweep's ``control_shares``), trained there once.
-UNCONTROLLED = results_root(SCALE, "none", config["seed"])
+UNCONTROLLED = results_root(SCALE, "none", config["seed"], OVERRIDE)
+
+
+onstart:  # an override's folder records its differences (overrides.yaml); real runs only
+    from attnbias.layout import write_overrides
+
+    write_overrides(SCALE, OVERRIDE, OVERRIDES)
+
 
 # Params compare by value: Snakemake records repr(params), and layering --configfile/--config on
 # config.yaml reorders keys without changing values.  Put every mapping in config.yaml's order.
