@@ -59,9 +59,11 @@ rule robustness_seed:
         seed=lambda wildcards: int(wildcards.seed),
         redrawn=ROBUST_FIGURES,
         preset=SCALE,
-        folder=lambda wildcards: results_root(SCALE, CONTROL, int(wildcards.seed)),
+        folder=lambda wildcards: results_root(
+            SCALE, CONTROL, int(wildcards.seed), OVERRIDE
+        ),
         targets=lambda wildcards: [
-            f"{results_root(SCALE, CONTROL, int(wildcards.seed))}/claims/{wildcards.paper}/{f}.json"
+            f"{results_root(SCALE, CONTROL, int(wildcards.seed), OVERRIDE)}/claims/{wildcards.paper}/{f}.json"
             for f in robust_figures(wildcards.paper, redrawn_only=True)
         ],
         snakefile=str(Path(workflow.basedir) / "Snakefile"),
@@ -100,7 +102,10 @@ rule robustness_summary:
         shows=dict(
             preset=SCALE,
             control=CONTROL,
-            folders=[results_root(SCALE, CONTROL, s) for s in [0, *ROBUST["seeds"]]],
+            folders=[
+                results_root(SCALE, CONTROL, s, OVERRIDE)
+                for s in [0, *ROBUST["seeds"]]
+            ],
         ),
     script:
         "../../scripts/robustness_summary.py"

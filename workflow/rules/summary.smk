@@ -42,7 +42,8 @@ rule claims_summary:
     conda:
         "../../environment.yml"
     params:
-        shows=dict(preset=SCALE, control=CONTROL, seed=config["seed"], folder=RESULTS),
+        shows=dict(preset=SCALE, control=CONTROL, seed=config["seed"], folder=RESULTS)
+        | SHOWS_OVERRIDES,
     script:
         "../../scripts/summary.py"
 
