@@ -18,9 +18,9 @@ from pathlib import Path
 # own (:func:`results_root`); ``accelerator`` says where jobs run (``auto`` resolves per machine,
 # and a CPU and a GPU run of the same settings are the same run, to rounding); ``claims_strict``
 # only adds the strict gate; ``robustness`` chooses the seed runs `snakemake robustness` compares;
-# ``gpu_results=precomputed`` takes the GPU figures' plot-ready files from workflow/precomputed/,
-# which record their own settings and provenance, instead of training them (switching it reruns
-# those copies or gathers in place: the run's input files change).
+# ``gpu_results=precomputed`` changes where the GPU figures' plot-ready files come from (committed
+# files in workflow/precomputed/, which record their own settings and provenance), not the settings
+# anything is computed with.
 SCIENTIFIC = ("maxmargin", "fastrates", "nucnorm", "lowrank")
 
 # A readable override folder names at most this many differences and is at most this long;

@@ -21,6 +21,7 @@ from conftest import ROOT, clone_run, set_reference, snakemake_cmd
 from attnbias.layout import (
     MAX_NAME_LEN,
     OVERRIDES_FILE,
+    SCIENTIFIC,
     compare_with_reference,
     differences,
     like_reference,
@@ -63,6 +64,12 @@ def test_a_restated_setting_takes_the_reference_spelling():
     got = like_reference({"lr": 1, "inits": [1, 0.5], "steps": 500}, ref)
     assert got == {"lr": 1.0, "inits": [1.0, 0.5], "steps": 500}
     assert repr(got["lr"]) == "1.0" and repr(got["inits"]) == "[1.0, 0.5]"
+
+
+def test_the_scientific_settings_are_the_paper_sections():
+    from attnbias.workflow import PAPERS
+
+    assert SCIENTIFIC == PAPERS
 
 
 def test_the_reference_is_config_yaml_and_for_the_paper_preset_its_overlay():
