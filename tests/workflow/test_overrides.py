@@ -23,6 +23,7 @@ from attnbias.layout import (
     OVERRIDES_FILE,
     SCIENTIFIC,
     compare_with_reference,
+    describe_overrides,
     differences,
     like_reference,
     override_name,
@@ -156,6 +157,15 @@ def test_overrides_yaml_records_each_difference(tmp_path):
             "maxmargin.fig1.inits": {"default": [1.0], "used": [0.5, 0.0]},
         }
     }
+
+
+def test_the_summary_is_told_each_difference():
+    """The claims summary's ``shows`` param gets these lines (common.smk SHOWS_OVERRIDES)."""
+    diffs = [("maxmargin.fig1.steps", 1000, 500), ("lowrank.lm.source", None, "/data/pile")]
+    assert describe_overrides(diffs) == [
+        "maxmargin.fig1.steps = 500 (reference: 1000)",
+        'lowrank.lm.source = "/data/pile" (reference: null)',
+    ]
 
 
 def test_results_folder_of_command_line_settings(tmp_path):
