@@ -1,5 +1,6 @@
 """claims_strict: fail the run when any paper claim or sanity check failed (or an identity: a
-bug); the summary itself is kept."""
+bug); a void paper claim (its figure failed a sanity check) is counted apart, its failed sanity
+check being the violation.  The summary itself is kept."""
 
 from attnbias.claims.summary import gate
 from attnbias.workflow import rule_logging

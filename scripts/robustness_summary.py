@@ -1,8 +1,11 @@
 """Entry point of the rule `robustness_summary`: the robustness table over seeds
-(attnbias.claims.robustness.write_robustness) of every paper, or of one."""
+(attnbias.claims.robustness.write_robustness) of every paper, or of one, its report caption, and
+the report's landing page with it (attnbias.claims.landing; with the run's claims summary if it
+exists)."""
 
 import pandas as pd
 
+from attnbias.claims.landing import write_landing
 from attnbias.claims.robustness import headline, write_robustness
 from attnbias.io import load_data
 from attnbias.workflow import rule_logging
@@ -16,8 +19,9 @@ with rule_logging(snakemake) as log:  # noqa: F821
     with open(out.headline, "w") as fh:  # the report's caption of the table
         fh.write(
             f"**Robustness over seeds.**  {headline(table, seed_list)}  One row per claim: the "
-            "seeds it passes, the seeds it fails on, the min / median / max of its value; "
-            "seed-fragile claims (passing on some seeds, failing on others) first.  Figures no "
-            "seed redraws are measured once.\n"
+            "seeds it passes, fails and is void on (void: its figure's run failed a sanity check "
+            "on that seed), the min / median / max of its value; seed-fragile claims (passing on "
+            "some seeds, failing on others) first.  Figures no seed redraws are measured once.\n"
         )
-    log.info("%d claims over seeds %s", len(table), sorted(int(s) for s in seeds.seed.unique()))
+    write_landing(out.landing, p.summary, out.csv, seed_list, p.figures + "/{paper}/{fig}.png")
+    log.info("%d claims over seeds %s", len(table), seed_list)

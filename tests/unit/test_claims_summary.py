@@ -14,6 +14,7 @@ from conftest import ROOT
 from attnbias.claims import KINDS, Claim, compare, holds, within, write_claims
 from attnbias.claims import lowrank as lowrank_claims
 from attnbias.claims import nucnorm as nucnorm_claims
+from attnbias.claims.core import natural_key, verdicts
 from attnbias.claims.summary import (
     counts,
     gate,
@@ -92,28 +93,67 @@ def claim_files(tmp_path):
     return [tmp_path / "a" / "fig1.json", tmp_path / "a" / "fig2.json", tmp_path / "b" / "p1.json"]
 
 
-def test_summary_counts_by_kind_and_orders_paper_claims_first(claim_files, tmp_path):
+def test_summary_counts_by_kind_and_verdict_and_orders_paper_claims_first(claim_files, tmp_path):
+    """fig2's paper claim p3 passed as measured, but its sanity check s2 failed: it is void."""
     df = summary_table(claim_files)
     assert df[df.figure == "fig1"].kind.tolist() == ["paper", "paper", "sanity", "identity"]
+    assert df.set_index("claim").verdict.to_dict() == {
+        "p1": "passed", "p2": "failed", "s1": "passed", "i1": "passed", "p3": "void",
+        "s2": "failed", "p4": "passed", "i2": "passed", "i3": "failed",
+    }  # fmt: skip
+    assert df.set_index("claim").void_by.to_dict()["p3"] == "s2"
+    assert json.loads(Path(claim_files[1]).read_text())["claims"][0]["passed"]  # kept as measured
     per_paper = counts(df, ["paper"]).set_index("paper")
-    assert per_paper.loc["alpha"].tolist() == [2, 3, 1, 2, 1]
-    assert per_paper.loc["beta"].tolist() == [1, 1, 0, 0, 2]
+    cols = ["paper_passed", "paper_failed", "paper_void", "paper_total", "sanity_passed",
+            "sanity_failed", "sanity_total", "identities", "void_by"]  # fmt: skip
+    assert per_paper.loc["alpha", cols].tolist() == [1, 1, 1, 3, 1, 1, 2, 1, "s2"]
+    assert per_paper.loc["beta", cols].tolist() == [1, 0, 0, 1, 0, 0, 0, 2, ""]
     assert headline(df) == (
-        "Paper claims: 3/4 passed (1 failed).  Sanity checks: 1/2 passed (1 failed).  "
+        "Paper claims: 2/4 passed, 1 failed, 1 void.  Sanity checks: 1/2 passed, 1 failed.  "
         "Identities (not evidence): 3."
     )
-    md, csv = tmp_path / "summary.md", tmp_path / "summary.csv"
-    n_fail = write_summary(claim_files, md, csv)
-    assert n_fail == 3  # p2, s2 and the (buggy) identity i3
+    md, csv, page = tmp_path / "summary.md", tmp_path / "summary.csv", tmp_path / "summary.html"
+    n_fail = write_summary(claim_files, md, csv, html_path=page)
+    assert n_fail == 3  # p2, s2 and the (buggy) identity i3; p3 is void, not failed
     text = md.read_text()
-    assert text.index("Paper claims: 3/4 passed") < text.index("Sanity checks: 1/2")
-    assert "| alpha | fig1 | quick | none | 1/2 (1 failed) | 1/1 | 1 |" in text
-    assert "| beta | 1/1 | 0/0 | 2 |" in text
+    assert text.index("Paper claims: 2/4 passed") < text.index("Sanity checks: 1/2")
+    assert "| alpha | fig1 | quick | none | 1/2 passed, 1 failed, 0 void | 1/1 passed, 0 failed " \
+           "|  | 1 |" in text  # fmt: skip
+    assert "| alpha | fig2 | quick | none | 0/1 passed, 0 failed, 1 void | 0/1 passed, 1 failed " \
+           "| s2 | 0 |" in text  # fmt: skip
+    assert "| beta | 1/1 passed, 0 failed, 0 void | 0/0 passed, 0 failed | 2 |" in text
     assert text.index("## Failed paper claims") < text.index("## Failed sanity checks")
+    assert "- **alpha fig2**, sanity check `s2` failed: `p3`" in text
+    assert "| alpha | fig2 | paper | p3 | statement of p3 | 1 | true | VOID | s2 |" in text
     assert "7 claims" not in text and "9 claims" not in text  # kinds are never pooled
-    out = pd.read_csv(csv)
+    out = pd.read_csv(csv, keep_default_na=False)
     assert list(out.columns[:6]) == ["paper", "figure", "preset", "control", "kind", "claim"]
     assert len(out) == 9 and set(out.kind) == set(KINDS)
+    assert set(out.verdict) == {"passed", "failed", "void"}
+    html = page.read_text()
+    assert "<td class='void'>VOID</td>" in html and html.count("<tr class=") == 9
+    assert "Paper claims: 2/4 passed, 1 failed, 1 void." in html
+
+
+def test_figures_in_reading_order():
+    assert sorted(["fig10", "fig1b", "fig2", "fig1a", "fig9b", "figA", "fig4"], key=natural_key) \
+        == ["fig1a", "fig1b", "fig2", "fig4", "fig9b", "fig10", "figA"]  # fmt: skip
+    assert sorted(["p10", "p2", "P1"], key=natural_key) == ["P1", "p2", "p10"]
+
+
+def test_summary_keeps_the_papers_order_and_sorts_figures_naturally(tmp_path):
+    files = []
+    for paper, fig in [("zeta", "fig10"), ("zeta", "fig1a"), ("alpha", "fig2"), ("zeta", "fig9b")]:
+        files.append(tmp_path / f"{paper}_{fig}.json")
+        write_claims(files[-1], paper, fig, "quick", _claims([("p", "paper", True)]))
+    df = summary_table(files)
+    assert list(zip(df.paper, df.figure, strict=True)) == [
+        ("zeta", "fig1a"), ("zeta", "fig9b"), ("zeta", "fig10"), ("alpha", "fig2"),
+    ]  # fmt: skip
+    write_summary(files, tmp_path / "s.md", tmp_path / "s.csv")
+    text = (tmp_path / "s.md").read_text()
+    assert text.index("| zeta | fig1a |") < text.index("| zeta | fig9b |") < text.index(
+        "| zeta | fig10 |")  # fmt: skip
 
 
 def test_summary_of_all_passing_claims(tmp_path):
@@ -125,8 +165,10 @@ def test_summary_of_all_passing_claims(tmp_path):
     text = (tmp_path / "s.md").read_text()
     assert "Results of the **paper** preset, control `none`, seed shift 2, in " in text
     assert "`results/paper/seed-2/`" in text
-    assert "Paper claims: 1/1 passed (0 failed).  Sanity checks: 1/1 passed (0 failed)." in text
+    assert "Paper claims: 1/1 passed, 0 failed, 0 void.  Sanity checks: 1/1 passed, 0 failed." \
+        in text  # fmt: skip
     assert "Identities (not evidence): 0." in text and "## Failed" not in text
+    assert "## Void" not in text
     gate(tmp_path / "s.csv", tmp_path / "ok")
     assert (tmp_path / "ok").read_text().startswith("Paper claims: 1/1 passed")
 
@@ -137,9 +179,38 @@ def test_gate_fails_on_a_failed_claim_of_any_counted_kind(tmp_path, kind):
         ("ok", "paper", True), ("bad", kind, False),
     ]))  # fmt: skip
     write_summary([tmp_path / "x.json"], tmp_path / "s.md", tmp_path / "s.csv")
-    with pytest.raises(SystemExit, match=rf"1 claim\(s\) failed \(1 {kind}\)"):
+    with pytest.raises(SystemExit, match=rf"1 claim\(s\) failed \(1 {kind}\)") as e:
         gate(tmp_path / "s.csv", tmp_path / "ok")
+    # a failed sanity check voids the paper claim "ok": counted apart, named with its cause
+    assert ("1 paper claim(s) void" in str(e.value)) == (kind == "sanity")
+    assert ("alpha fig1 (ok; void by bad)" in str(e.value)) == (kind == "sanity")
     assert not (tmp_path / "ok").exists()
+
+
+def test_a_not_measurable_figure_voids_its_paper_claims(tmp_path):
+    """A figure whose claims could not be computed (one failed sanity check ``measurable``) has
+    no paper claim to count: the summary, the gate and the caption say its paper claims are
+    void."""
+    from attnbias.claims import not_measurable
+
+    write_claims(tmp_path / "a.json", "alpha", "fig1", "quick", _claims([("p1", "paper", True)]))
+    write_claims(tmp_path / "b.json", "alpha", "fig2", "quick", not_measurable(ValueError("few")))
+    files = [tmp_path / "a.json", tmp_path / "b.json"]
+    df = summary_table(files)
+    assert counts(df, ["figure"]).not_measurable.tolist() == ["", "alpha fig2"]
+    assert headline(df).startswith(
+        "Paper claims: 1/1 passed, 0 failed, 0 void; 1 figure(s) not measurable, every paper "
+        "claim void (uncounted) (alpha fig2)."
+    )
+    write_summary(files, tmp_path / "s.md", tmp_path / "s.csv", html_path=tmp_path / "s.html")
+    assert "- **alpha fig2**: not measurable" in (tmp_path / "s.md").read_text()
+    assert "all: not measurable" in (tmp_path / "s.html").read_text()
+    with pytest.raises(SystemExit, match="alpha fig2 measurable failed"):
+        gate(tmp_path / "s.csv", tmp_path / "ok")
+    out = tmp_path / "cap.rst"
+    render_caption(None, json.loads((tmp_path / "b.json").read_text()), {}, out, text="Fig.")
+    assert "**Paper claims:** void: not measurable at these settings (sanity check " \
+        "``measurable`` failed)." in out.read_text()  # fmt: skip
 
 
 def test_gate_rejects_a_summary_without_kinds(tmp_path):
@@ -163,13 +234,35 @@ def test_caption_groups_verdicts_by_kind(claim_files, tmp_path):
     doc = json.loads(Path(claim_files[0]).read_text())
     render_caption(tmpl, doc, {}, out)
     text = out.read_text()
-    assert "**Paper claims:** 1/2 passed." in text and "**Sanity checks:** 1/1 passed." in text
+    assert "**Paper claims:** 1/2 passed, 1 failed, 0 void." in text
+    assert "**Sanity checks:** 1/1 passed, 0 failed." in text
     assert "**Identities (not evidence):** 1." in text
     i_paper, i_sanity, i_id = (text.index(f"*{h}*") for h in
                                ("Paper claims", "Sanity checks", "Identities"))  # fmt: skip
     assert i_paper < text.index("``p1``") < text.index("``p2``") < i_sanity
     assert i_sanity < text.index("``s1``") < i_id < text.index("``i1``")
     assert "**FAIL** ``p2``" in text
+
+
+def test_caption_shows_void_paper_claims_and_their_cause(claim_files, tmp_path):
+    """fig2's paper claim p3 passed as measured, but its sanity check s2 failed: the caption
+    counts it void, marks it VOID and names s2."""
+    doc = json.loads(Path(claim_files[1]).read_text())
+    render_caption(None, doc, {}, tmp_path / "out.rst", text="Fig. 2.")
+    text = (tmp_path / "out.rst").read_text()
+    assert "**Paper claims:** 0/1 passed, 0 failed, 1 void (sanity check ``s2`` failed)." in text
+    assert "*VOID* ``p3``" in text and "**FAIL** ``s2``" in text and "PASS ``p3``" not in text
+
+
+def test_verdicts_void_paper_claims_of_a_figure_with_a_failed_sanity_check():
+    def c(cid, kind, ok):
+        return {"id": cid, "kind": kind, "passed": ok}
+
+    ok = [c("p", "paper", True), c("q", "paper", False), c("s", "sanity", True)]
+    assert verdicts(ok) == ["passed", "failed", "passed"]
+    bad = [*ok, c("t", "sanity", False), c("i", "identity", True)]
+    assert verdicts(bad) == ["void", "void", "passed", "failed", "passed"]
+    assert verdicts([c("p", "paper", True), c("i", "identity", False)]) == ["passed", "failed"]
 
 
 # --------------------------------------------------------------- degenerate tables: fail, no crash

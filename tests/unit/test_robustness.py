@@ -9,10 +9,13 @@ import pytest
 from attnbias.claims.core import compare, holds, within, write_claims
 from attnbias.claims.robustness import (
     check_examined,
+    figure_notes,
+    figure_summary,
     headline,
     margin,
     robustness_table,
     seed_table,
+    with_verdicts,
     write_robustness,
 )
 from attnbias.layout import execution_options
@@ -76,7 +79,8 @@ def test_statuses_counts_and_order(tmp_path):
     assert list(robustness_table(seeds).claim) == ["ratio", "order", "ok", "cos"]
     text = headline(robustness_table(seeds), [0, 1, 2])
     assert text.startswith("Paper claims that hold on every seed: 2/3 (seeds 0, 1, 2; 1 of them")
-    assert "Seed-fragile: 1, 1 not yet examined." in text and "Fail on every seed: 0." in text
+    assert "Seed-fragile: 1, 1 not yet examined." in text
+    assert "Fail on every seed where their run is valid: 0.  Void on some seed: 0." in text
 
 
 def test_an_examined_claim_is_judged_by_its_rate_and_documented(tmp_path):
@@ -116,8 +120,66 @@ def test_write_robustness_puts_the_headline_and_every_claim(tmp_path):
     table = write_robustness(seeds, tmp_path / "s.md", tmp_path / "s.csv", shows)
     md = (tmp_path / "s.md").read_text()
     assert "**Paper claims that hold on every seed: 1/3" in md
-    assert "| p | figA | paper | ratio | fails | 0/2 | 0 1 |" in md
+    assert "| p | figA | paper | ratio | fails | 0/2 | 0 1 |  |" in md
     assert len(pd.read_csv(tmp_path / "s.csv")) == len(table) == 4
+
+
+def _seeds_with_a_broken_run(tmp_path):
+    """Seeds 0-3 of fig A; on seed 1 its sanity check fails, so its paper claims are void there."""
+    tables = []
+    for seed, (ratio, ok) in enumerate([(0.3, True), (0.3, False), (0.6, True), (0.4, True)]):
+        d = tmp_path / f"v{seed}"
+        write_claims(d / "a.json", "p", "figA", "quick", [
+            compare("ratio", "r < 0.5", ratio, "<", 0.5, kind="paper"),
+            holds("order", "A before B", "A", True, kind="paper"),
+            compare("ok", "trained", 1.0 if ok else 0.0, ">", 0.5, kind="sanity"),
+        ])  # fmt: skip
+        tables.append(seed_table([d / "a.json"], seed, {"p/figA": True}))
+    return pd.concat(tables, ignore_index=True)
+
+
+def test_a_seed_whose_run_failed_a_sanity_check_voids_its_paper_claims(tmp_path):
+    """Seed 1's paper claims passed as measured but are void (its sanity check failed): `order`
+    passes on every other seed (holds-valid, not holds), `ratio` passes on 0, 3 and fails on 2
+    (fragile: 2 passed, 1 failed, 1 void)."""
+    seeds = _seeds_with_a_broken_run(tmp_path)
+    assert seeds[(seeds.seed == 1) & (seeds.claim == "order")].passed.all()  # as measured
+    v = with_verdicts(seeds).set_index(["seed", "claim"]).verdict
+    assert (v[(1, "order")], v[(1, "ratio")], v[(1, "ok")]) == ("void", "void", "failed")
+    t = robustness_table(seeds).set_index("claim")
+    assert t.loc["order", ["status", "passed", "failed", "void", "void_on"]].tolist() == [
+        "holds-valid", 3, 0, 1, "1"]  # fmt: skip
+    assert t.loc["ratio", ["status", "passed", "failed", "void", "failed_on", "void_on"]].tolist() \
+        == ["fragile", 2, 1, 1, "2", "1"]  # fmt: skip
+    assert t.loc["ok", ["status", "failed_on"]].tolist() == ["fragile", "1"]
+    # as judged by a rate (outcome a), a void seed does not pass: 2/4 against 0.5 holds, 0.6 not
+    for rate, status in ((0.5, "rate-holds"), (0.6, "rate-fails")):
+        exam = {"p/figA/ratio": {"outcome": "a", "rate": rate, "note": "typical draws"}}
+        assert robustness_table(seeds, exam).set_index("claim").loc["ratio", "status"] == status
+    text = headline(robustness_table(seeds), [0, 1, 2, 3])
+    assert "Paper claims that hold on every seed: 0/2" in text
+    assert "Void on some seed: 2 (their figure's run failed a sanity check there; 1 pass on " \
+        "every other seed, 0 void on every seed)." in text  # fmt: skip
+    notes = figure_notes(robustness_table(seeds), [0, 1, 2, 3])[("p", "figA")]
+    assert "Void (the figure's run failed a sanity check): ``ratio`` on seed 1, ``order`` on " \
+        "seed 1." in notes  # fmt: skip
+    assert figure_summary(robustness_table(seeds))[("p", "figA")] == (
+        "0/2 hold on all 4 seeds; 1 seed-fragile; 2 void on some seed; sanity failing on some "
+        "seed: ok"
+    )
+
+
+def test_the_robustness_picture_and_caption_show_void_seeds(tmp_path):
+    from attnbias.plotting.robustness import _VOID, robustness_caption, robustness_grid
+
+    seeds = _seeds_with_a_broken_run(tmp_path)
+    fig = robustness_grid(with_verdicts(seeds), "p")
+    img = fig.axes[0].images[0].get_array()
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    row = labels.index("figA order")
+    assert tuple(img[row, 1]) == _VOID and tuple(img[row, 0]) != _VOID
+    caption = robustness_caption(robustness_table(seeds), "p", [0, 1, 2, 3])
+    assert "- figA ``order``: void on seed 1; passes on 3/4" in caption
 
 
 def test_seed_table_rejects_a_claim_without_kind(tmp_path):

@@ -161,6 +161,9 @@ rule check:
         "../../scripts/check.py"
 
 
+from attnbias.claims.landing import report_menu
+
+
 rule plot:
     input:
         data=figure_data,
@@ -179,7 +182,10 @@ rule plot:
             f"{RESULTS}/figures/{{paper}}/{{fig}}.png",
             caption="../report/figure.rst",
             category=lambda wildcards: PAPERS[wildcards.paper],
-            subcategory="{fig}",
+            # "01 fig1a" … "19 fig10": the report's menu in reading order
+            subcategory=lambda wildcards: report_menu(
+                wildcards.fig, [f for p, f in FIGURES if p == wildcards.paper]
+            ),
             labels={"paper": "{paper}", "figure": "{fig}"},
         ),
         caption=f"{RESULTS}/figures/{{paper}}/{{fig}}.rst",

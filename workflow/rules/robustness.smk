@@ -88,6 +88,8 @@ rule robustness_summary:
             labels={"table": "{scope}"},
         ),
         headline=f"{ROBUST_DIR}/{{scope}}.headline.rst",
+        # the report's landing page with this table (the one of scope `summary` is shown)
+        landing=f"{ROBUST_DIR}/{{scope}}.landing.rst",
     log:
         f"{ROBUST_DIR}/logs/robustness_{{scope}}.log",
     wildcard_constraints:
@@ -99,6 +101,11 @@ rule robustness_summary:
         # the report's caption of the table (workflow/report/robustness_summary.rst) shows it
         headline=lambda wildcards: Path(f"{ROBUST_DIR}/{wildcards.scope}.headline.rst"),
         examined=EXAMINED,
+        # this run's claims summary, if made (not an input: the robustness target builds only the
+        # claims it measures over seeds)
+        summary=f"{RESULTS}/claims/summary.csv",
+        figures=f"{RESULTS}/figures",
+        landing=LANDING_PAGES,
         shows=dict(
             preset=SCALE,
             control=CONTROL,

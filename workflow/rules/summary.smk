@@ -1,6 +1,14 @@
 # The workflow's aggregate rules, each written once: `table_files` (a figure's table also as CSV +
-# Markdown), the claims summary and strict gate, and the `cpu_figures` / `gpu_figures` / `checks`
-# targets.  They read the figure table (FIGURES, TABLE_FILES of common.smk).
+# Markdown), the claims summary (with the report's landing page) and strict gate, and the
+# `cpu_figures` / `gpu_figures` / `checks` targets.  They read the figure table (FIGURES,
+# TABLE_FILES of common.smk).
+
+# The report's landing page, written by the claims summary and by the robustness summary (each
+# with the other's table when it exists); workflow/report/workflow.rst shows the newer one.
+LANDING_PAGES = [
+    Path(f"{RESULTS}/claims/landing.rst"),
+    Path(f"{RESULTS}/robustness/summary.landing.rst"),
+]
 
 
 # Tables also written as CSV + Markdown next to their rendered figure: (paper, table) -> entry
@@ -31,11 +39,16 @@ rule claims_summary:
         [claim_file(p, f) for (p, f) in shown_figures()],
     output:
         md=f"{RESULTS}/claims/summary.md",
-        csv=report(
-            f"{RESULTS}/claims/summary.csv",
+        csv=f"{RESULTS}/claims/summary.csv",
+        # every claim, shown inline in the report (an HTML page, not a download)
+        html=report(
+            f"{RESULTS}/claims/summary.html",
             caption="../report/claims_summary.rst",
             category="0 – Claims summary",
+            labels={"table": "every claim"},
         ),
+        # the report's landing page (workflow/report/workflow.rst shows it)
+        landing=f"{RESULTS}/claims/landing.rst",
     log:
         f"{RESULTS}/logs/claims_summary.log",
     localrule: True
@@ -44,6 +57,12 @@ rule claims_summary:
     params:
         shows=dict(preset=SCALE, control=CONTROL, seed=config["seed"], folder=RESULTS)
         | SHOWS_OVERRIDES,
+        # the robustness table of an earlier `snakemake robustness`, if any (not an input: the
+        # summary never waits for the seed runs; the report shows the newer landing page)
+        robustness=f"{RESULTS}/robustness/summary.csv",
+        seeds=[0, *config["robustness"]["seeds"]],
+        figures=f"{RESULTS}/figures",
+        landing=LANDING_PAGES,
     script:
         "../../scripts/summary.py"
 

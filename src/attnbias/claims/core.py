@@ -7,14 +7,22 @@ A claim JSON (``results/claims/<paper>/<fig>.json``) has the shape
 
 Every claim has a **kind** (:data:`KINDS`), chosen at the call site (no default):
 
-- ``paper``: a statement the paper makes (or the spec's proposal of one), measured on this run;
-  it could fail if the paper were wrong in this setting.  Only these are evidence.
+- ``paper``: a statement the paper makes (or the project's reading of one,
+  ``docs/papers/<key>.md``), measured on this run; it could fail if the paper were wrong in this
+  setting.  Only these are evidence, and only on a valid run (see *verdicts* below).
 - ``sanity``: the run is valid (it trained, converged, the solver's reference is feasible and
   accurate, the construction meets the theorem's hypothesis, a control can detect the effect).
   It can fail when the run is broken, but passing it says nothing about the paper.
 - ``identity``: true by construction for any input (a triangle inequality, AM–GM, a square is
   non-negative).  Identities belong in unit tests; one kept in a claim file only documents a
   plotted bound and is never counted as evidence.
+
+**Verdicts.**  A claim file keeps each claim's ``passed`` as measured.  What a claim *says* is its
+verdict (:func:`verdicts`, the one place it is derived; the summary, the report captions, the strict
+gate and the robustness table all use it): ``passed`` or ``failed`` as measured, except that
+the paper claims of a figure whose run failed a sanity check (``measurable`` included: a figure
+not measurable at its settings) are ``void``, neither evidence for the paper nor against it, and
+name the failed checks (:func:`failed_sanity`).
 
 Check functions for each paper live in ``attnbias.claims.<paper>`` and are shared by the
 workflow's claim rules and the tests, so "what the figure claims" has one implementation.
@@ -25,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import operator
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -40,6 +49,7 @@ _OPS = {
 
 
 KINDS = ("paper", "sanity", "identity")
+VERDICTS = ("passed", "failed", "void")
 
 
 @dataclass
@@ -123,6 +133,35 @@ def not_measurable(error: BaseException) -> list[Claim]:
 def is_not_measurable(claims_doc: dict) -> bool:
     """Whether a claim file records its figure as not measurable (:func:`not_measurable`)."""
     return any(c["id"] == NOT_MEASURABLE and not c["passed"] for c in claims_doc["claims"])
+
+
+def failed_sanity(claims) -> list[str]:
+    """The ids of the failed sanity checks among one figure's claims (records with ``kind``, ``id``
+    and ``passed``, as in a claim file): the checks that make its paper claims void."""
+    return [c["id"] for c in claims if c["kind"] == "sanity" and not c["passed"]]
+
+
+def verdicts(claims) -> list[str]:
+    """The verdict of each of one figure's claims (records with ``kind``, ``id`` and ``passed``),
+    in order: one of :data:`VERDICTS`.
+
+    A paper claim is ``void`` when a sanity check of the same figure failed (its run is not valid,
+    so the claim is neither a pass nor a fail; :func:`failed_sanity` names the checks), else
+    ``passed`` / ``failed`` as measured.  Sanity checks and identities keep their measured outcome.
+    """
+    claims = list(claims)
+    void = bool(failed_sanity(claims))
+    return [
+        "void" if void and c["kind"] == "paper" else ("passed" if c["passed"] else "failed")
+        for c in claims
+    ]
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key of a figure id in reading order: runs of digits compare as numbers, so fig1a, fig1b,
+    fig2, …, fig9b, fig10; figA after fig4; p2 before p10.  Letters compare case-blind."""
+    parts = re.split(r"(\d+)", str(name))
+    return tuple(int(x) if i % 2 else x.casefold() for i, x in enumerate(parts))
 
 
 def write_claims(

@@ -6,11 +6,13 @@ seed of ``robustness.seeds`` (the default run is seed 0) and collects their clai
 
 * :func:`seed_table` — the claims of one seed's run, one row per claim, with the **margin** of
   each scalar claim to its threshold (:func:`margin`);
-* :func:`robustness_table` — one row per claim over the seeds: how many seeds it passes, the
-  min / median / max of its value, and its **status**;
+* :func:`robustness_table` — one row per claim over the seeds: how many seeds it passes, fails
+  and is void on (:func:`attnbias.claims.core.verdicts`: a paper claim is void on a seed whose run
+  of its figure failed a sanity check), the min / median / max of its value, and its **status**;
 * :func:`write_robustness` — ``summary.md`` (headline, seed-fragile claims first) and ``.csv``.
 
-A claim is **seed-fragile** when it passes on some seeds and fails on others.  Figures whose data
+A claim is **seed-fragile** when it passes on some seeds and fails on others; a seed on which it
+is void counts as neither (evidence is what passed on valid runs only).  Figures whose data
 no seed changes (the deterministic synthetic constructions, committed precomputed results) are
 measured once and listed as such: agreeing with themselves is not evidence of robustness.
 """
@@ -25,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core import KINDS
+from .core import KINDS, natural_key, verdicts
 
 SEED_COLUMNS = {
     "seed": "the seed shift of the run (--config seed=N; 0 = the default draws)",
@@ -47,24 +49,31 @@ SEED_COLUMNS = {
 
 SUMMARY_COLUMNS = [
     "paper", "figure", "kind", "claim", "statement", "threshold", "status", "seeds_passed",
-    "passed", "seeds", "failed_on", "value_min", "value_median", "value_max", "examined",
-    "examination",
+    "passed", "failed", "void", "seeds", "failed_on", "void_on", "value_min", "value_median",
+    "value_max", "examined", "examination",
 ]  # fmt: skip
 STATUS = {
-    "fragile": "seed-fragile: passes on some seeds, fails on others",
-    "rate-fails": "examined, outcome (a): passes on fewer seeds than the share fixed for it",
-    "fails": "fails on every seed",
+    "fragile": "seed-fragile: passes on some seeds, fails on others (seeds where it is void "
+    "aside)",
+    "rate-fails": "examined, outcome (a): passes on fewer seeds than the share fixed for it "
+    "(a void seed counts as not passing)",
+    "fails": "fails on every seed where its figure's run is valid",
+    "void": "void on every seed: its figure's run failed a sanity check on each",
     "rate-holds": "examined, outcome (a): passes on at least the share of seeds fixed for it",
+    "holds-valid": "passes on every seed where its figure's run is valid, void on the others",
     "holds": "holds on every seed",
     "once-holds": "not redrawn by the seed (deterministic or precomputed): holds, measured once",
     "once-fails": "not redrawn by the seed (deterministic or precomputed): fails, measured once",
+    "once-void": "not redrawn by the seed (deterministic or precomputed): void (its run failed a "
+    "sanity check), measured once",
 }
 # How a seed-fragile claim was examined (workflow/report/examined.yaml), decided from the paper and
-# the spec, never from the measured values.
+# its methods page (docs/papers/<key>.md), never from the measured values.
 OUTCOMES = {
     "a": "the paper states the effect for typical draws: the claim is judged by its pass rate over "
     "the seeds, against a share fixed in advance",
-    "b": "the spec asked more than the paper says: the threshold now follows the paper's words",
+    "b": "the project's reading asked more than the paper says: the threshold now follows the "
+    "paper's words",
     "c": "the run was underpowered: more compute (steps, trials, runs), the same for every seed",
     "d": "none of these: it stays seed-fragile, shown as such",
 }
@@ -157,12 +166,33 @@ def seed_table(claim_files, seed: int, redrawn: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SEED_COLUMNS))
 
 
-def _status(passed: pd.Series, redrawn: bool) -> str:
+def _status(verdict: pd.Series, redrawn: bool) -> str:
+    """A claim's status over its seeds from its verdict on each (:data:`STATUS`)."""
+    n = {v: int((verdict == v).sum()) for v in ("passed", "failed", "void")}
     if not redrawn:
-        return "once-holds" if passed.all() else "once-fails"
-    if passed.all():
-        return "holds"
-    return "fails" if not passed.any() else "fragile"
+        return "once-holds" if n["passed"] == len(verdict) else (
+            "once-void" if n["void"] else "once-fails"
+        )
+    if n["void"] == len(verdict):
+        return "void"
+    if n["passed"] and n["failed"]:
+        return "fragile"
+    if n["failed"]:
+        return "fails"
+    return "holds" if n["passed"] == len(verdict) else "holds-valid"
+
+
+def with_verdicts(seeds: pd.DataFrame) -> pd.DataFrame:
+    """The seed tables with each claim's verdict on its seed (``verdict``: passed / failed / void,
+    :func:`attnbias.claims.core.verdicts` applied to each figure's claims at each seed)."""
+    verdict = pd.Series("", index=seeds.index, dtype=object)
+    for _, g in seeds.groupby(["seed", "paper", "figure"], sort=False):
+        records = [
+            {"kind": k, "id": c, "passed": bool(p)}
+            for k, c, p in zip(g["kind"], g["claim"], g["passed"], strict=True)
+        ]
+        verdict[g.index] = verdicts(records)
+    return seeds.assign(verdict=verdict)
 
 
 def robustness_table(seeds: pd.DataFrame, examined: dict | None = None) -> pd.DataFrame:
@@ -184,14 +214,15 @@ def robustness_table(seeds: pd.DataFrame, examined: dict | None = None) -> pd.Da
     examined = examined or {}
     out = []
     keys = ["paper", "figure", "claim"]
-    for (paper, figure, claim), g in seeds.groupby(keys, sort=False):
+    for (paper, figure, claim), g in with_verdicts(seeds).groupby(keys, sort=False):
         g = g.sort_values("seed")
         vals = g["value_num"].to_numpy(float)
         finite = vals[np.isfinite(vals)]
-        status = _status(g["passed"], bool(g["redrawn"].all()))
+        status = _status(g["verdict"], bool(g["redrawn"].all()))
+        passed = g["verdict"] == "passed"
         exam = examined.get(f"{paper}/{figure}/{claim}", {})
         if exam.get("outcome") == "a" and not status.startswith("once"):
-            status = "rate-holds" if g["passed"].mean() >= exam["rate"] else "rate-fails"
+            status = "rate-holds" if passed.mean() >= exam["rate"] else "rate-fails"
         out.append(
             {
                 "paper": paper,
@@ -201,10 +232,13 @@ def robustness_table(seeds: pd.DataFrame, examined: dict | None = None) -> pd.Da
                 "statement": g["statement"].iloc[0],
                 "threshold": g["threshold"].iloc[-1],
                 "status": status,
-                "seeds_passed": f"{int(g['passed'].sum())}/{len(g)}",
-                "passed": int(g["passed"].sum()),
+                "seeds_passed": f"{int(passed.sum())}/{len(g)}",
+                "passed": int(passed.sum()),
+                "failed": int((g["verdict"] == "failed").sum()),
+                "void": int((g["verdict"] == "void").sum()),
                 "seeds": len(g),
-                "failed_on": " ".join(str(s) for s in g.loc[~g["passed"], "seed"]),
+                "failed_on": " ".join(str(s) for s in g.loc[g["verdict"] == "failed", "seed"]),
+                "void_on": " ".join(str(s) for s in g.loc[g["verdict"] == "void", "seed"]),
                 "value_min": float(finite.min()) if finite.size else float("nan"),
                 "value_median": float(np.median(finite)) if finite.size else float("nan"),
                 "value_max": float(finite.max()) if finite.size else float("nan"),
@@ -212,14 +246,11 @@ def robustness_table(seeds: pd.DataFrame, examined: dict | None = None) -> pd.Da
                 "examination": _examination(exam),
             }
         )
-    df = pd.DataFrame(out, columns=SUMMARY_COLUMNS)
-    rank = df["status"].map(_ORDER) * 10 + df["kind"].map({k: i for i, k in enumerate(KINDS)})
-    return (
-        df.assign(_r=rank)
-        .sort_values(["_r", "paper", "figure"], kind="stable")
-        .drop(columns="_r")
-        .reset_index(drop=True)
-    )
+    kinds = {k: i for i, k in enumerate(KINDS)}
+    papers = {p: i for i, p in enumerate(dict.fromkeys(seeds["paper"]))}
+    out.sort(key=lambda r: (_ORDER[r["status"]], kinds[r["kind"]], papers[r["paper"]],
+                            natural_key(r["figure"])))  # fmt: skip
+    return pd.DataFrame(out, columns=SUMMARY_COLUMNS)
 
 
 def _examination(exam: dict) -> str:
@@ -247,12 +278,15 @@ def check_examined(examined: dict) -> None:
 
 def headline(table: pd.DataFrame, seeds: list[int]) -> str:
     """E.g. "Paper claims that hold on every seed: 50/61 (seeds 0, 1, 2, 3, 4; 14 of them
-    measured once: not redrawn by the seed).  Seed-fragile: 8.  Fail on every seed: 3."."""
+    measured once: not redrawn by the seed).  Seed-fragile: 8.  Fail on every seed where their run
+    is valid: 3.  Void on some seed: 2 (their figure's run failed a sanity check there; 1 passes on
+    every other seed, 0 void on every seed)."."""
     p = table[table.kind == "paper"]
     hold = p.status.isin(["holds", "once-holds"]).sum()
     once = p.status.str.startswith("once").sum()
     rated = p[p.status.str.startswith("rate-")]
     fragile = p[p.status == "fragile"]
+    void = p[p["void"] > 0] if "void" in p else p.iloc[:0]
     return (
         f"Paper claims that hold on every seed: {hold}/{len(p)} (seeds "
         f"{', '.join(map(str, seeds))}; {once} of them measured once: not redrawn by the seed).  "
@@ -264,8 +298,41 @@ def headline(table: pd.DataFrame, seeds: list[int]) -> str:
             else ""
         )
         + (f", {(fragile.examined == '').sum()} not yet examined" if "examined" in p else "")
-        + f".  Fail on every seed: {(p.status == 'fails').sum()}."
+        + f".  Fail on every seed where their run is valid: {(p.status == 'fails').sum()}."
+        + f"  Void on some seed: {len(void)}"
+        + (
+            f" (their figure's run failed a sanity check there; "
+            f"{(void.status == 'holds-valid').sum()} pass on every other seed, "
+            f"{void.status.isin(['void', 'once-void']).sum()} void on every seed)."
+            if len(void)
+            else "."
+        )
     )
+
+
+def figure_summary(table: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """One short line per figure of ``table`` (:func:`robustness_table`) for the report's landing
+    table: how many of its paper claims hold on every seed, are seed-fragile, fail or are void on
+    some seed; or that no seed redraws it."""
+    out = {}
+    for (paper, figure), t in table.groupby(["paper", "figure"], sort=False):
+        p = t[t.kind == "paper"]
+        if t.status.str.startswith("once").all():
+            out[(paper, figure)] = "measured once (not redrawn)"
+            continue
+        seeds = int(t.seeds.max())
+        parts = [f"{(p.status == 'holds').sum()}/{len(p)} hold on all {seeds} seeds"]
+        n = {
+            "seed-fragile": p.status.isin(["fragile", "rate-holds", "rate-fails"]).sum(),
+            "fail on every valid seed": (p.status == "fails").sum(),
+            "void on some seed": (p["void"] > 0).sum(),
+        }
+        parts += [f"{v} {k}" for k, v in n.items() if v]
+        sanity = t[(t.kind == "sanity") & ~t.status.isin(["holds", "once-holds"])]
+        if len(sanity):
+            parts.append(f"sanity failing on some seed: {', '.join(sanity.claim)}")
+        out[(paper, figure)] = "; ".join(parts)
+    return out
 
 
 def _fmt(x) -> str:
@@ -293,13 +360,13 @@ def write_robustness(
         "",
         *(f"- **{k}**: {v}" for k, v in STATUS.items()),
         "",
-        "| paper | figure | kind | claim | status | seeds passed | failed on | min | median | max "
-        "| threshold | examined |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| paper | figure | kind | claim | status | seeds passed | failed on | void on | min "
+        "| median | max | threshold | examined |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         cells = [
-            r.paper, r.figure, r.kind, r.claim, r.status, r.seeds_passed, r.failed_on,
+            r.paper, r.figure, r.kind, r.claim, r.status, r.seeds_passed, r.failed_on, r.void_on,
             _fmt(r.value_min), _fmt(r.value_median), _fmt(r.value_max), r.threshold, r.examined,
         ]  # fmt: skip
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
@@ -318,7 +385,8 @@ def write_robustness(
 def figure_notes(table: pd.DataFrame, seeds: list[int]) -> dict[tuple[str, str], str]:
     """For each figure of ``table`` (:func:`robustness_table`), the lines its report caption adds
     once the robustness table exists: how many of its paper claims hold on every seed, and which
-    claims flip between seeds (how many seeds agree) or fail on every seed."""
+    claims flip between seeds (how many seeds agree), fail on every seed where the run is valid, or
+    are void on some seed (their figure's run failed a sanity check there)."""
     seed_text = ", ".join(map(str, seeds))
     notes = {}
     for (paper, figure), t in table.groupby(["paper", "figure"], sort=False):
@@ -336,10 +404,19 @@ def figure_notes(table: pd.DataFrame, seeds: list[int]) -> dict[tuple[str, str],
                 + (f".  Examined {getattr(r, 'examination', '')}" if getattr(r, "examined", "")
                    else ".")
             )  # fmt: skip
-        failing = t[t.status == "fails"]
-        if len(failing):
+        void_n = t["void"] if "void" in t else pd.Series(0, index=t.index)
+        fails = t.status == "fails"
+        for part, words in ((fails & (void_n == 0), "every seed"),
+                            (fails & (void_n > 0), "every valid seed")):  # fmt: skip
+            if part.any():
+                names = ", ".join(f"``{c}``" for c in t.claim[part])
+                lines.append(f"Fail on {words}: {names}.")
+        void = t[void_n > 0]
+        if len(void):
             lines.append(
-                "Fail on every seed: " + ", ".join(f"``{c}``" for c in failing.claim) + "."
-            )
+                "Void (the figure's run failed a sanity check): "
+                + ", ".join(f"``{c}`` on seed {on}" for c, on in zip(void.claim, void.void_on,
+                                                                     strict=True)) + "."
+            )  # fmt: skip
         notes[(paper, figure)] = "  ".join(lines) + "\n"
     return notes

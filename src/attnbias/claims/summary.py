@@ -1,31 +1,43 @@
-"""The claims summary table (all papers) and the strict gate.
+"""The claims summary table (all papers), its report pages and the strict gate.
 
-Counts are kept apart by kind (:data:`attnbias.claims.core.KINDS`): **paper** claims are the
-evidence and come first, **sanity** checks (the run is valid) are counted separately, and
-**identities** (true by construction) are listed but never counted.
+Counts are kept apart by kind (:data:`attnbias.claims.core.KINDS`) and by verdict
+(:func:`attnbias.claims.core.verdicts`): **paper** claims are the evidence and come first, counted
+passed / failed / void (void: their figure's run failed a sanity check, so they are neither);
+**sanity** checks (the run is valid) are counted separately, and **identities** (true by
+construction) are listed but never counted.  Papers keep the order of the claim files given (the
+workflow's figure table); figures within a paper are in reading order
+(:func:`attnbias.claims.core.natural_key`: fig1a, …, fig9b, fig10).
 """
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
 import pandas as pd
 
-from .core import KINDS
+from .core import KINDS, NOT_MEASURABLE, failed_sanity, natural_key, verdicts
 
 COLUMNS = [
     "paper", "figure", "preset", "control", "kind", "claim", "statement", "value", "threshold",
-    "verdict",
+    "verdict", "void_by",
 ]  # fmt: skip
 KIND_LABEL = {"paper": "Paper claims", "sanity": "Sanity checks", "identity": "Identities"}
 KIND_MEANING = {
-    "paper": "a statement the paper makes, measured on this run: the reproduction evidence",
+    "paper": "a statement the paper makes, measured on this run: the reproduction evidence "
+    "(only where it passed on a valid run)",
     "sanity": "the run is valid (trained, converged, solver feasible and accurate, hypotheses "
     "met); not evidence for the paper",
     "identity": "true by construction for any input (kept only to document a plotted bound); "
     "never counted",
 }
+VOID_MEANING = (
+    "a paper claim of a figure whose run failed a sanity check (named with it): the run is not "
+    "valid, so the claim is neither a pass nor a fail"
+)
+# how a verdict is marked in the per-claim listings (counts say the words)
+MARK = {"passed": "PASS", "failed": "FAIL", "void": "VOID"}
 
 
 def _fmt(v) -> str:
@@ -37,13 +49,19 @@ def _fmt(v) -> str:
 
 
 def summary_table(claim_files) -> pd.DataFrame:
-    """One row per claim; within a figure, paper claims first, then sanity, then identities."""
-    rows = []
+    """One row per claim (columns :data:`COLUMNS`), with its verdict (passed / failed / void) and,
+    for a void one, the failed sanity checks that void it (``void_by``).  Papers in the order of
+    ``claim_files``, figures in reading order, and within a figure paper claims first, then sanity
+    checks, then identities."""
+    rows, papers = [], {}
     for f in claim_files:
         doc = json.loads(Path(f).read_text())
         for c in doc["claims"]:
             if c.get("kind") not in KINDS:
                 raise ValueError(f"{f}: claim {c.get('id')!r} has no valid kind ({KINDS})")
+        papers.setdefault(doc["paper"], len(papers))
+        void_by = ", ".join(failed_sanity(doc["claims"]))
+        for c, verdict in zip(doc["claims"], verdicts(doc["claims"]), strict=True):
             rows.append(
                 {
                     "paper": doc["paper"],
@@ -55,110 +73,142 @@ def summary_table(claim_files) -> pd.DataFrame:
                     "statement": c["statement"],
                     "value": _fmt(c["value"]),
                     "threshold": c["threshold"],
-                    "verdict": "PASS" if c["passed"] else "FAIL",
+                    "verdict": verdict,
+                    "void_by": void_by if verdict == "void" else "",
                 }
             )
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    order = df["kind"].map({k: i for i, k in enumerate(KINDS)})
-    df = df.assign(_k=order).sort_values(["paper", "figure", "_k"], kind="stable")
-    return df.drop(columns="_k").reset_index(drop=True)
+    rank = {k: i for i, k in enumerate(KINDS)}
+    rows.sort(key=lambda r: (papers[r["paper"]], natural_key(r["figure"]), rank[r["kind"]]))
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Per group: passed / total of paper claims, of sanity checks, and the number of identities."""
+    """Per group (in the table's order): paper claims passed / failed / void / total, sanity
+    checks passed / failed / total, the number of identities, the failed sanity checks that void
+    paper claims (``void_by``), and the figures not measurable at their settings (a failed sanity
+    check ``measurable``: their claims were never computed, so every paper claim of theirs is void
+    and none is counted)."""
     out = []
-    for key, g in df.groupby(by, sort=True) if by else [((), df)]:
+    for key, g in df.groupby(by, sort=False) if by else [((), df)]:
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key, strict=True))
-        for kind in ("paper", "sanity"):
+        for kind, verdict_names in (("paper", ("passed", "failed", "void")),
+                                    ("sanity", ("passed", "failed"))):  # fmt: skip
             k = g[g.kind == kind]
-            row[f"{kind}_passed"] = int((k.verdict == "PASS").sum())
+            for v in verdict_names:
+                row[f"{kind}_{v}"] = int((k.verdict == v).sum())
             row[f"{kind}_total"] = len(k)
         row["identities"] = int((g.kind == "identity").sum())
+        row["void_by"] = ", ".join(dict.fromkeys(x for x in g.void_by if x))
+        nm = g[(g.kind == "sanity") & (g.claim == NOT_MEASURABLE) & (g.verdict == "failed")]
+        row["not_measurable"] = ", ".join(dict.fromkeys(f"{p} {f}" for p, f in
+                                                        zip(nm.paper, nm.figure, strict=True)))
         out.append(row)
-    cols = [*by, "paper_passed", "paper_total", "sanity_passed", "sanity_total", "identities"]
+    cols = [*by, "paper_passed", "paper_failed", "paper_void", "paper_total", "sanity_passed",
+            "sanity_failed", "sanity_total", "identities", "void_by", "not_measurable"]  # fmt: skip
     return pd.DataFrame(out, columns=cols)
 
 
-def _ratio(row, kind: str) -> str:
-    p, t = row[f"{kind}_passed"], row[f"{kind}_total"]
-    return f"{p}/{t}" + ("" if p == t else f" ({t - p} failed)")
+def _paper_cell(row) -> str:
+    """E.g. "3/4 passed, 1 failed, 0 void", and the figures not measurable (paper claims void,
+    uncounted)."""
+    text = (
+        f"{row['paper_passed']}/{row['paper_total']} passed, {row['paper_failed']} failed, "
+        f"{row['paper_void']} void"
+    )
+    if row["not_measurable"]:
+        n = len(row["not_measurable"].split(", "))
+        text += f"; {n} figure(s) not measurable, every paper claim void (uncounted)"
+    return text
+
+
+def _sanity_cell(row) -> str:
+    return f"{row['sanity_passed']}/{row['sanity_total']} passed, {row['sanity_failed']} failed"
 
 
 def headline(df: pd.DataFrame) -> str:
-    """E.g. "Paper claims: 120/131 passed (11 failed).  Sanity checks: 40/40 passed (0 failed).
-    Identities (not evidence): 5." — the evidence first, never pooled with the rest."""
+    """E.g. "Paper claims: 120/131 passed, 5 failed, 6 void.  Sanity checks: 40/42 passed, 2
+    failed.  Identities (not evidence): 5." — the evidence first, never pooled with the rest; a
+    figure not measurable at its settings is named."""
     c = counts(df, []).iloc[0]
-    parts = []
-    for kind in ("paper", "sanity"):
-        p, t = int(c[f"{kind}_passed"]), int(c[f"{kind}_total"])
-        parts.append(f"{KIND_LABEL[kind]}: {p}/{t} passed ({t - p} failed).")
-    parts.append(f"Identities (not evidence): {int(c['identities'])}.")
-    return "  ".join(parts)
+    nm = f" ({c['not_measurable']})" if c["not_measurable"] else ""
+    return (
+        f"{KIND_LABEL['paper']}: {_paper_cell(c)}{nm}.  {KIND_LABEL['sanity']}: "
+        f"{_sanity_cell(c)}.  Identities (not evidence): {int(c['identities'])}."
+    )
 
 
 def _md_row(cells) -> str:
     return "| " + " | ".join(str(x).replace("|", "\\|") for x in cells) + " |"
 
 
-def write_summary(claim_files, md_path, csv_path, shows=None) -> int:
-    """Write the summary; return the number of failed claims that gate the run (paper and
-    sanity; a failed identity is a bug and gates too, see :func:`gate`).  ``shows``: which run the
-    claims are from (``preset``, ``control``, ``seed``, ``folder``), said in the summary's first
-    line."""
+def _shows_line(shows) -> str:
+    """Which run the claims are from; ``shows["overrides"]``, if any: the settings that differ
+    from the preset's reference run."""
+    over = shows.get("overrides") or []
+    return (
+        f"Results of the **{shows['preset']}** preset, control `{shows['control']}`, seed shift "
+        f"{shows['seed']}, in `{shows['folder']}/`."
+        + (f"  Settings that differ from the preset: {'; '.join(f'`{o}`' for o in over)}."
+           if over else "")
+    )  # fmt: skip
+
+
+def _controlled(df: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(f"{r.paper} {r.figure}" for r in df.itertuples()
+                              if r.control != "none"))  # fmt: skip
+
+
+def _control_line(controlled: list[str]) -> str:
+    return (
+        f"**NEGATIVE CONTROL RUN** (`--config control=null`) for {len(controlled)} figures "
+        f"({', '.join(controlled)}): their data were made with the paper's mechanism removed, so "
+        "their paper claims are EXPECTED TO FAIL and their sanity checks to pass (see "
+        "`violations` in the strict gate)."
+    )
+
+
+def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) -> int:
+    """Write the summary (``.md``, ``.csv`` and, with ``html_path``, the page the report shows
+    inline, :func:`summary_html`); return the number of failed claims that gate the run (paper
+    and sanity; a failed identity is a bug and gates too, see :func:`gate`; a void paper claim is
+    counted by the failed sanity check that voids it).  ``shows``: which run the claims are from
+    (``preset``, ``control``, ``seed``, ``folder``), said in the summary's first line."""
     df = summary_table(claim_files)
     df.to_csv(csv_path, index=False)
-    failed = df[df.verdict == "FAIL"]
-    controlled = sorted({f"{r.paper} {r.figure}" for r in df.itertuples() if r.control != "none"})
+    failed = df[df.verdict == "failed"]
+    controlled = _controlled(df)
     lines = [
         "# Claims summary",
         "",
-        *(
-            [
-                f"Results of the **{shows['preset']}** preset, control `{shows['control']}`, "
-                f"seed shift {shows['seed']}, in `{shows['folder']}/`.",
-                "",
-            ]
-            if shows
-            else []
-        ),
-        *(
-            [
-                "**NEGATIVE CONTROL RUN** (`--config control=null`) for "
-                f"{len(controlled)} figures ({', '.join(controlled)}): their data were made with "
-                "the paper's mechanism removed, so their paper claims are EXPECTED TO FAIL and "
-                "their sanity checks to pass (see `violations` in the strict gate).",
-                "",
-            ]
-            if controlled
-            else []
-        ),
+        *([_shows_line(shows), ""] if shows else []),
+        *([_control_line(controlled), ""] if controlled else []),
         f"**{headline(df)}**",
         "",
         *(f"- **{KIND_LABEL[k].lower()}**: {KIND_MEANING[k]}" for k in KINDS),
+        f"- **void**: {VOID_MEANING}",
         "",
         "## Per paper",
         "",
-        _md_row(["paper", "paper claims passed", "sanity checks passed",
-                 "identities (not counted)"]),  # fmt: skip
+        _md_row(["paper", "paper claims", "sanity checks", "identities (not counted)"]),
         "|---|---|---|---|",
     ]
     for _, r in counts(df, ["paper"]).iterrows():
-        lines.append(_md_row([r.paper, _ratio(r, "paper"), _ratio(r, "sanity"), r.identities]))
+        lines.append(_md_row([r.paper, _paper_cell(r), _sanity_cell(r), r.identities]))
     lines += [
         "",
         "## Per figure",
         "",
-        _md_row(["paper", "figure", "preset", "control", "paper claims passed",
-                 "sanity checks passed", "identities (not counted)"]),  # fmt: skip
-        "|---|---|---|---|---|---|---|",
+        _md_row(["paper", "figure", "preset", "control", "paper claims", "sanity checks",
+                 "void by (failed sanity checks)", "identities (not counted)"]),  # fmt: skip
+        "|---|---|---|---|---|---|---|---|",
     ]
     first = df.groupby(["paper", "figure"])[["preset", "control"]].first()
     for _, r in counts(df, ["paper", "figure"]).iterrows():
         f = first.loc[(r.paper, r.figure)]
         lines.append(
-            _md_row([r.paper, r.figure, f.preset, f.control, _ratio(r, "paper"),
-                     _ratio(r, "sanity"), r.identities])  # fmt: skip
+            _md_row([r.paper, r.figure, f.preset, f.control, _paper_cell(r), _sanity_cell(r),
+                     r.void_by, r.identities])  # fmt: skip
         )
     lines.append("")
     for kind in KINDS:
@@ -172,12 +222,92 @@ def write_summary(claim_files, md_path, csv_path, shows=None) -> int:
                 f"threshold {r.threshold}"
             )
         lines.append("")
+    void = df[df.verdict == "void"]
+    nm = counts(df, []).iloc[0]["not_measurable"]
+    if len(void) or nm:
+        lines += ["## Void paper claims (their figure failed a sanity check)", ""]
+        if nm:
+            lines.append(
+                f"- **{nm}**: not measurable at its settings (sanity check `{NOT_MEASURABLE}`): "
+                "no paper claim was computed, every one is void"
+            )
+        for (paper, figure), g in void.groupby(["paper", "figure"], sort=False):
+            lines.append(
+                f"- **{paper} {figure}**, sanity check `{g.void_by.iloc[0]}` failed: "
+                + ", ".join(f"`{c}` (measured {m}, {v})"
+                            for c, m, v in zip(g.claim, g.value, g.threshold, strict=True))
+            )  # fmt: skip
+        lines.append("")
     cols = [c for c in COLUMNS if c not in ("preset", "control")]
     lines += ["## All claims", "", _md_row(cols), "|" + "---|" * len(cols)]
     for _, r in df.iterrows():
-        lines.append(_md_row([r[c] for c in cols]))
+        lines.append(_md_row([MARK[r[c]] if c == "verdict" else r[c] for c in cols]))
     Path(md_path).write_text("\n".join(lines) + "\n")
+    if html_path is not None:
+        Path(html_path).write_text(summary_html(df, shows))
     return len(failed)
+
+
+_CSS = """body{font-family:system-ui,sans-serif;font-size:13px;margin:16px;color:#111}
+table{border-collapse:collapse;margin:8px 0 18px}th,td{border:1px solid #ccc;padding:3px 6px;
+vertical-align:top;text-align:left}th{background:#eee;position:sticky;top:0}
+td.passed{background:#e3f4e3}td.failed{background:#f9d6d5;font-weight:bold}td.void{background:#e4e4e4;
+color:#555;font-style:italic}tr.sanity td:first-child,tr.identity td:first-child{color:#555}
+code{font-size:12px}.n{text-align:right}"""
+
+
+def _td(text, cls="") -> str:
+    return f"<td class='{cls}'>{html.escape(str(text))}</td>" if cls else (
+        f"<td>{html.escape(str(text))}</td>"
+    )
+
+
+def _plain(markdown: str) -> str:
+    """A line of the Markdown summary as HTML text (its ** and ` marks dropped)."""
+    return html.escape(markdown.replace("**", "").replace("`", ""))
+
+
+def summary_html(df: pd.DataFrame, shows=None) -> str:
+    """The summary as one self-contained HTML page (the report shows it inline): headline, what
+    the verdicts mean, one row per figure, then every claim with its verdict."""
+    e = html.escape
+    out = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>Claims summary</title>",
+        f"<style>{_CSS}</style></head><body><h2>Claims summary</h2>",
+    ]
+    if shows:
+        out.append(f"<p>{_plain(_shows_line(shows))}</p>")
+    controlled = _controlled(df)
+    if controlled:
+        out.append(f"<p>{_plain(_control_line(controlled))}</p>")
+    out.append(f"<p><b>{e(headline(df))}</b></p><ul>")
+    out += [f"<li><b>{e(KIND_LABEL[k].lower())}</b>: {e(KIND_MEANING[k])}</li>" for k in KINDS]
+    out += [f"<li><b>void</b>: {e(VOID_MEANING)}</li></ul>", "<h3>Per figure</h3><table>"]
+    out.append(
+        "<tr><th>paper</th><th>figure</th><th>paper claims passed</th><th>failed</th>"
+        "<th>void</th><th>sanity checks passed</th><th>void by (failed sanity checks)</th></tr>"
+    )
+    for _, r in counts(df, ["paper", "figure"]).iterrows():
+        out.append(
+            "<tr>" + _td(r.paper) + _td(r.figure)
+            + _td(f"{r.paper_passed}/{r.paper_total}", "passed" if r.paper_passed else "")
+            + _td(r.paper_failed, "failed" if r.paper_failed else "")
+            + (_td("all: not measurable", "void") if r.not_measurable
+               else _td(r.paper_void, "void" if r.paper_void else ""))
+            + _td(f"{r.sanity_passed}/{r.sanity_total}", "failed" if r.sanity_failed else "")
+            + _td(r.void_by) + "</tr>"
+        )  # fmt: skip
+    out.append("</table><h3>Every claim</h3><table><tr>")
+    cols = ["paper", "figure", "kind", "claim", "verdict", "statement", "value", "threshold",
+            "void_by"]  # fmt: skip
+    out.append("".join(f"<th>{c.replace('_', ' ')}</th>" for c in cols) + "</tr>")
+    for _, r in df.iterrows():
+        cells = "".join(
+            _td(MARK[r.verdict], r.verdict) if c == "verdict" else _td(r[c]) for c in cols
+        )
+        out.append(f"<tr class='{r.kind}'>{cells}</tr>")
+    out.append("</table></body></html>")
+    return "\n".join(out) + "\n"
 
 
 def read_summary(summary_csv) -> pd.DataFrame:
@@ -187,41 +317,54 @@ def read_summary(summary_csv) -> pd.DataFrame:
 
 def violations(df: pd.DataFrame) -> pd.DataFrame:
     """The claims that make a strict run fail.  Normally every failed claim (a failed identity can
-    only mean a bug).  For a figure made under the negative control (``control`` not "none") the
-    expectation of its paper claims is reversed: a paper claim that PASSES there survives the
-    removal of the paper's mechanism, so it is not evidence; its sanity checks must still pass."""
+    only mean a bug); a void paper claim is not one itself: the failed sanity check that voids it
+    is.  For a figure made under the negative control (``control`` not "none") the expectation of
+    its paper claims is reversed: a paper claim that PASSES there survives the removal of the
+    paper's mechanism, so it is not evidence; its sanity checks must still pass."""
     control = df["control"] if "control" in df else pd.Series("none", df.index)
     controlled = control != "none"
-    passed = df["verdict"] == "PASS"
+    passed, failed = df["verdict"] == "passed", df["verdict"] == "failed"
     paper = df["kind"] == "paper"
-    bad = (~controlled & ~passed) | (controlled & paper & passed) | (controlled & ~paper & ~passed)
+    bad = (~controlled & failed) | (controlled & paper & passed) | (controlled & ~paper & failed)
     return df[bad]
 
 
 def gate(summary_csv, ok_path) -> None:
     """claims_strict: fail on any failed paper claim or sanity check (and on a failed identity,
     which can only mean a bug); under the negative control, on a paper claim that passes or a
-    sanity check that fails (:func:`violations`).  The message lists them by kind."""
+    sanity check that fails (:func:`violations`).  The message lists them by kind, and counts the
+    void paper claims apart (their failed sanity checks are among the violations)."""
     df = read_summary(summary_csv)
-    if "kind" not in df:
-        raise SystemExit(f"claims_strict: {summary_csv} has no 'kind' column (stale summary)")
-    failed = violations(df)
-    if len(failed):
+    if "kind" not in df or set(df.get("verdict", [])) - {"passed", "failed", "void"}:
+        raise SystemExit(
+            f"claims_strict: {summary_csv} has no 'kind' column or verdicts other than passed / "
+            "failed / void (stale summary)"
+        )
+    bad = violations(df)
+    if len(bad):
         msg = []
         for kind in KINDS:
-            for r in failed[failed.kind == kind].itertuples():
+            for r in bad[bad.kind == kind].itertuples():
                 why = (
                     "passes under the negative control"
-                    if getattr(r, "control", "none") not in ("none", None) and r.verdict == "PASS"
+                    if getattr(r, "control", "none") not in ("none", None) and r.verdict == "passed"
                     else "failed"
                 )
                 msg.append(
                     f"  [{kind}] {r.paper} {r.figure} {r.claim} {why}: {r.value} "
                     f"(threshold {r.threshold})"
                 )
-        by = ", ".join(f"{(failed.kind == k).sum()} {k}" for k in KINDS if (failed.kind == k).any())
+        void = df[df.verdict == "void"]
+        if len(void):
+            msg.append(
+                f"  and {len(void)} paper claim(s) void (neither passed nor failed: their figure "
+                "failed a sanity check): "
+                + "; ".join(f"{p} {f} ({', '.join(g.claim)}; void by {g.void_by.iloc[0]})"
+                            for (p, f), g in void.groupby(["paper", "figure"], sort=False))
+            )  # fmt: skip
+        by = ", ".join(f"{(bad.kind == k).sum()} {k}" for k in KINDS if (bad.kind == k).any())
         what = "failed" if "control" not in df or (df.control == "none").all() else (
             "against expectation"
         )
-        raise SystemExit(f"claims_strict: {len(failed)} claim(s) {what} ({by}):\n" + "\n".join(msg))
+        raise SystemExit(f"claims_strict: {len(bad)} claim(s) {what} ({by}):\n" + "\n".join(msg))
     Path(ok_path).write_text(headline(df) + "\n")

@@ -1,5 +1,6 @@
-"""The robustness picture of a paper: its claims × seeds, each cell coloured by the verdict and
-shaded by the margin to the threshold (:func:`attnbias.claims.robustness.margin`), and its caption.
+"""The robustness picture of a paper: its claims × seeds, each cell coloured by the verdict
+(passed, failed, void: :func:`attnbias.claims.robustness.with_verdicts`) and shaded by the margin to
+the threshold (:func:`attnbias.claims.robustness.margin`), and its caption.
 """
 
 from __future__ import annotations
@@ -10,30 +11,36 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import to_rgb
 
+from ..claims.core import natural_key
 from .style import new_figure
 
-_PASS, _FAIL = to_rgb("tab:green"), to_rgb("tab:red")
+_PASS, _FAIL, _VOID = to_rgb("tab:green"), to_rgb("tab:red"), to_rgb("0.55")
 
 
-def _cell(passed: bool, margin: float) -> tuple:
-    """The colour of a cell: green (pass) or red (fail), lighter the closer the value is to its
-    threshold (|margin| → 0), full colour at |margin| ≥ 1; a claim without a margin at 60 %."""
+def _cell(verdict: str, margin: float) -> tuple:
+    """The colour of a cell: green (passed) or red (failed), lighter the closer the value is to
+    its threshold (|margin| → 0), full colour at |margin| ≥ 1, a claim without a margin at 60 %;
+    grey where the claim is void (its figure's run failed a sanity check on that seed)."""
+    if verdict == "void":
+        return _VOID
     strength = 0.6 if not math.isfinite(margin) else 0.15 + 0.85 * min(abs(margin), 1.0)
-    base = np.array(_PASS if passed else _FAIL)
+    base = np.array(_PASS if verdict == "passed" else _FAIL)
     return tuple(1.0 - strength * (1.0 - base))
 
 
 def robustness_grid(seeds: pd.DataFrame, paper: str, stand_in: str | None = None):
     """Claims × seeds of ``paper`` (the claims of the figures the seed redraws; paper claims,
-    then sanity checks), coloured by pass (green) / fail (red), shaded by the margin to the
-    threshold; the right column says how many seeds each claim passes.
+    then sanity checks, figures in reading order), coloured by passed (green) / failed (red) /
+    void (grey), shaded by the margin to the threshold; the right column says how many seeds each
+    claim passes.
 
-    ``seeds``: the concatenated seed tables (:func:`attnbias.claims.robustness.seed_table`)."""
+    ``seeds``: the concatenated seed tables with each claim's verdict
+    (:func:`attnbias.claims.robustness.with_verdicts`)."""
     d = seeds[(seeds.paper == paper) & seeds.redrawn & (seeds.kind != "identity")]
     seed_list = sorted(int(s) for s in d["seed"].unique())
     rows = (
-        d.assign(_k=d["kind"].map({"paper": 0, "sanity": 1}))
-        .sort_values(["_k", "figure", "claim"], kind="stable")
+        d.assign(_k=d["kind"].map({"paper": 0, "sanity": 1}), _f=d["figure"].map(natural_key))
+        .sort_values(["_k", "_f", "claim"], kind="stable")
         .drop_duplicates(["figure", "claim"])
     )
     n = max(len(rows), 1)
@@ -44,9 +51,9 @@ def robustness_grid(seeds: pd.DataFrame, paper: str, stand_in: str | None = None
         g = d[(d.figure == r.figure) & (d.claim == r.claim)].set_index("seed")
         for j, s in enumerate(seed_list):
             if s in g.index:
-                img[i, j] = _cell(bool(g.at[s, "passed"]), float(g.at[s, "margin"]))
+                img[i, j] = _cell(str(g.at[s, "verdict"]), float(g.at[s, "margin"]))
         labels.append(f"{r.figure} {r.claim}" + (" [sanity]" if r.kind == "sanity" else ""))
-        agree.append(f"{int(g['passed'].sum())}/{len(g)}")
+        agree.append(f"{int((g['verdict'] == 'passed').sum())}/{len(g)}")
     ax.imshow(img, aspect="auto", interpolation="nearest")
     ax.set_xticks(range(len(seed_list)), [str(s) for s in seed_list])
     ax.set_yticks(range(len(labels)), labels, fontsize=6)
@@ -54,7 +61,7 @@ def robustness_grid(seeds: pd.DataFrame, paper: str, stand_in: str | None = None
     ax.grid(False)
     twin = ax.secondary_yaxis("right")
     twin.set_yticks(range(len(agree)), agree, fontsize=6)
-    title = f"{paper}: claims × seeds (green pass, red fail; pale = near the threshold)"
+    title = f"{paper}: claims × seeds (green pass, red fail, grey void; pale = near the threshold)"
     ax.set_title(title if not stand_in else f"{title}\n[{stand_in}]", fontsize=7)
     if not len(rows):
         ax.text(0.5, 0.5, "no figure of this paper is redrawn by the seed", ha="center",
@@ -70,13 +77,15 @@ def robustness_caption(table: pd.DataFrame, paper: str, seeds: list[int]) -> str
     p = t[t.kind == "paper"]
     hold = p.status.isin(["holds", "once-holds"]).sum()
     fragile = t[t.status.isin(["fragile", "rate-holds", "rate-fails"])]
-    once = sorted(set(t.loc[t.status.str.startswith("once"), "figure"]))
+    void = t[t["void"] > 0]
+    once = sorted(set(t.loc[t.status.str.startswith("once"), "figure"]), key=natural_key)
     lines = [
         f"Every claim of the {paper} figures that the seed shift redraws, measured on seeds "
         f"{', '.join(map(str, seeds))} (0 = the default run; N = ``--config seed=N``, every "
         "random seed of the figure shifted by N).  A cell is green where the claim passes and red "
-        "where it fails, paler the closer its value is to the threshold; the right column counts "
-        "the seeds it passes.",
+        "where it fails, paler the closer its value is to the threshold, and grey where it is void "
+        "(a sanity check of its figure failed on that seed: neither a pass nor a fail); the right "
+        "column counts the seeds it passes.",
         "",
         f"Paper claims holding on every seed: {hold}/{len(p)}.",
     ]
@@ -88,6 +97,12 @@ def robustness_caption(table: pd.DataFrame, paper: str, seeds: list[int]) -> str
                 f"- {r.figure} ``{r.claim}`` ({r.kind}): passes on {r.seeds_passed} seeds, "
                 f"fails on seed {r.failed_on}" + (f"; examined {exam}" if exam else "")
             )
+    if len(void):
+        lines += ["", "Void on some seed (a sanity check of the figure failed there):", ""]
+        lines += [
+            f"- {r.figure} ``{r.claim}``: void on seed {r.void_on}; passes on {r.seeds_passed}"
+            for r in void.itertuples()
+        ]
     if once:
         lines += ["", f"Measured once (not redrawn by the seed): {', '.join(once)}."]
     return "\n".join(lines) + "\n"

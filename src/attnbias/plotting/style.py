@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections import Counter
 from pathlib import Path
 
 import matplotlib
 from matplotlib.figure import Figure
+
+from ..claims.core import failed_sanity, is_not_measurable, verdicts
 
 # No pyplot: figures are made as matplotlib.figure.Figure and saved by their own canvas (Agg for
 # PNG, the PDF backend for PDF), which spares every plot job pyplot's import (≈ 0.3 s) and its
@@ -117,7 +120,8 @@ def docstring_caption(func) -> str:
 
 def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=None) -> None:
     """Report caption = the figure's static caption (the file ``template_path``, or ``text`` when
-    it is None) + the preset + the measured verdicts, grouped by claim kind: paper claims first
+    it is None) + the preset + the verdicts (:func:`attnbias.claims.core.verdicts`: a paper claim
+    of a figure that failed a sanity check is void), grouped by claim kind: paper claims first
     (the evidence), then sanity checks, then identities (listed, never counted)."""
     static = Path(template_path).read_text() if template_path else text
     text = static.rstrip() + "\n\n"
@@ -134,18 +138,28 @@ def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=N
     unknown = [c["id"] for c in claims if c["kind"] not in groups]
     if unknown:
         raise ValueError(f"claims of unknown kind: {unknown}")
-    tally = []
-    for kind, label, _ in _CAPTION_KINDS[:2]:
-        g = groups[kind]
-        tally.append(f"**{label}:** {sum(c['passed'] for c in g)}/{len(g)} passed.")
-    tally.append(f"**Identities (not evidence):** {len(groups['identity'])}.")
+    verdict = dict(zip((c["id"] for c in claims), verdicts(claims), strict=True))
+    void_by = ", ".join(f"``{x}``" for x in failed_sanity(claims))
+    n = {k: Counter(verdict[c["id"]] for c in groups[k]) for k in ("paper", "sanity")}
+    paper = (
+        f"{n['paper']['passed']}/{len(groups['paper'])} passed, {n['paper']['failed']} failed, "
+        f"{n['paper']['void']} void" + (f" (sanity check {void_by} failed)" if void_by else "")
+    )
+    if is_not_measurable(claims_doc):
+        paper = f"void: not measurable at these settings (sanity check {void_by} failed)"
+    tally = [
+        f"**Paper claims:** {paper}.",
+        f"**Sanity checks:** {n['sanity']['passed']}/{len(groups['sanity'])} passed, "
+        f"{n['sanity']['failed']} failed.",
+        f"**Identities (not evidence):** {len(groups['identity'])}.",
+    ]
     text += f"**Preset:** {preset}.  " + "  ".join(tally) + "\n\n"
     for kind, label, meaning in _CAPTION_KINDS:
         if not groups[kind]:
             continue
         text += f"*{label}* ({meaning}):\n\n"
         for c in groups[kind]:
-            mark = "PASS" if c["passed"] else "**FAIL**"
+            mark = {"passed": "PASS", "failed": "**FAIL**", "void": "*VOID*"}[verdict[c["id"]]]
             text += (
                 f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured "
                 f"``{_short(c['value'])}``, "

@@ -1,0 +1,165 @@
+"""The report's landing page: what holds, figure by figure.
+
+:func:`landing_rst` writes the reStructuredText that the report's front page
+(``workflow/report/workflow.rst``) shows: the claims headline (paper claims passed / failed / void,
+:func:`attnbias.claims.summary.headline`), what *void* means, and one row per figure in reading
+order (paper, figure linking to its picture in the report, paper claims passed / failed / void,
+sanity checks, and how its paper claims fared over seeds once ``snakemake robustness`` has run).
+
+Two rules write it, each reading the other's table when it exists: the claims summary (with the
+robustness table of an earlier ``snakemake robustness``) and the robustness summary (with the
+claims summary of the run); the report shows the newer of the two, so it is current whichever ran
+last.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .core import natural_key
+from .robustness import figure_summary
+from .robustness import headline as robust_headline
+from .summary import VOID_MEANING, counts, headline, read_summary
+
+# Styles of the landing table (raw HTML inside the report's description panel, which Snakemake
+# otherwise keeps narrow beside the rule graph).
+_STYLE = """\
+.. raw:: html
+
+   <style>
+   .prose:has(table.landing) {max-width: 64rem}
+   table.landing {font-size: 0.8rem; margin-top: 0.5rem}
+   table.landing th, table.landing td {padding: 0.15rem 0.45rem}
+   table.landing span.failed {color: #ff8a80; font-weight: bold}
+   table.landing span.void {color: #b0b0b0; font-style: italic}
+   table.landing span.passed {color: #9be59b}
+   </style>
+
+.. role:: passed
+.. role:: failed
+.. role:: void
+"""
+
+
+def report_menu(fig: str, figures) -> str:
+    """A figure's entry in the report's menu of its paper: its place among ``figures`` (the
+    paper's figure ids) in reading order, then its id — "03 fig1c", "19 fig10" — as the report
+    sorts its menus as text, where fig10 would come before fig1a."""
+    order = sorted(figures, key=natural_key)
+    return f"{order.index(fig) + 1:02d} {fig}"
+
+
+def _link(text: str, path: str, content: str = "img") -> str:
+    """An rST link that opens ``path`` (a result of the report: a picture, ``content="img"``, or
+    an HTML page, ``"html"``) in the report's main panel and its caption in the side panel."""
+    js = (
+        f"javascript:void(app.setView({{navbarMode:'resultinfo',resultPath:'{path}',"
+        f"content:'{content}',contentPath:results['{path}'].data_uri}}))"
+    )
+    return f"`{text} <{js}>`__"
+
+
+def _role(role: str, n: int, text: str | None = None) -> str:
+    return f":{role}:`{text if text is not None else n}`" if n else str(text or n)
+
+
+def _rows(summary: pd.DataFrame | None, robust: pd.DataFrame | None) -> list[tuple[str, str]]:
+    """(paper, figure) of every figure of either table: the summary's order, else reading order."""
+    if summary is not None:
+        return list(dict.fromkeys(zip(summary.paper, summary.figure, strict=True)))
+    papers = list(dict.fromkeys(robust.paper))
+    keys = set(zip(robust.paper, robust.figure, strict=True))
+    return sorted(keys, key=lambda k: (papers.index(k[0]), natural_key(k[1])))
+
+
+def landing_rst(
+    summary: pd.DataFrame | None,
+    robustness: pd.DataFrame | None = None,
+    robustness_headline: str | None = None,
+    png: str | None = None,
+    every_claim: str | None = None,
+) -> str:
+    """The landing page (reStructuredText).
+
+    Parameters
+    ----------
+    summary : DataFrame or None
+        The claims summary (:func:`attnbias.claims.summary.read_summary`), or None when the run
+        has none (a report of the robustness target alone).
+    robustness : DataFrame or None
+        The robustness table (:func:`attnbias.claims.robustness.robustness_table`, as read back
+        from its CSV), or None before ``snakemake robustness`` has run.
+    robustness_headline : str, optional
+        Its headline (:func:`attnbias.claims.robustness.headline`).
+    png : str, optional
+        The report path of a figure's picture, with ``{paper}`` and ``{fig}`` fields: each figure
+        links to it.
+    every_claim : str, optional
+        The report path of the page of every claim (:func:`attnbias.claims.summary.summary_html`),
+        linked from the text.
+    """
+    lines = [_STYLE]
+    if summary is not None:
+        lines += [f"**What holds.**  {headline(summary)}", ""]
+        table = _link("every claim", every_claim, "html") if every_claim else "every claim"
+        lines += [
+            f"*Void*: {VOID_MEANING}.  Evidence is what passed on valid runs only.  The table of "
+            f"{table} (statement, measured value, threshold, verdict) is under *0 – Claims "
+            "summary*; each figure's caption lists its own claims.",
+            "",
+        ]
+    if robustness_headline:
+        lines += [f"**Over seeds.**  {robustness_headline.strip()}", ""]
+    if summary is None and robustness is None:
+        return "\n".join(lines + ["No claim has been checked in this run yet.", ""])
+    per_fig = (
+        counts(summary, ["paper", "figure"]).set_index(["paper", "figure"])
+        if summary is not None
+        else None
+    )
+    seeds = figure_summary(robustness) if robustness is not None else {}
+    head = ["paper", "figure"]
+    if per_fig is not None:
+        head += ["paper claims passed", "failed", "void (failed sanity check)", "sanity checks"]
+    if robustness is not None:
+        head += ["paper claims over seeds"]
+    lines += [".. list-table::", "   :header-rows: 1", "   :class: landing", ""]
+    lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(head)]
+    for paper, fig in _rows(summary, robustness):
+        cells = [paper, _link(fig, png.format(paper=paper, fig=fig)) if png else fig]
+        if per_fig is not None:
+            r = per_fig.loc[(paper, fig)]
+            cells += [
+                _role("passed", r.paper_passed, f"{r.paper_passed}/{r.paper_total}")
+                if r.paper_passed
+                else f"0/{r.paper_total}",
+                _role("failed", r.paper_failed),
+                _role("void", 1, "all: not measurable")
+                if r.not_measurable
+                else _role("void", r.paper_void, f"{r.paper_void} ({r.void_by})")
+                if r.paper_void
+                else "0",
+                _role("failed", r.sanity_failed, f"{r.sanity_passed}/{r.sanity_total}")
+                if r.sanity_failed
+                else f"{r.sanity_passed}/{r.sanity_total}",
+            ]
+        if robustness is not None:
+            cells.append(seeds.get((paper, fig), "not in the robustness run"))
+        lines += [f"   {'*' if i == 0 else ' '} - {c}" for i, c in enumerate(cells)]
+    return "\n".join(lines) + "\n"
+
+
+def write_landing(path, summary_csv=None, robustness_csv=None, seeds=(), png=None) -> str:
+    """Write :func:`landing_rst` of the tables that exist (the claims summary's CSV, the
+    robustness summary's CSV of ``seeds``); return the text."""
+    summary = read_summary(summary_csv) if summary_csv and Path(summary_csv).is_file() else None
+    robust, head = None, None
+    if robustness_csv and Path(robustness_csv).is_file():
+        robust = pd.read_csv(robustness_csv, keep_default_na=False)
+        head = robust_headline(robust, list(seeds))
+    html = str(Path(summary_csv).with_suffix(".html")) if summary is not None else None
+    text = landing_rst(summary, robust, head, png, html)
+    Path(path).write_text(text)
+    return text
