@@ -79,6 +79,9 @@ class TrainConfig:
     final_lr_frac: float = 0.0
     grad_clip: float | None = None  # global gradient-norm clipping (None: off)
     grad_accum: int = 1  # micro-batches per update (each batch is split into this many chunks)
+    # the runs one model holds side by side, e.g. their (decay, seed) (optimizer adamw_runs): part
+    # of the fingerprint, so a checkpoint of other runs is never resumed (None: one run)
+    runs: list | None = None
 
     def fingerprint(self) -> str:
         d = asdict(self)
@@ -109,6 +112,7 @@ _LATER_DEFAULTS = {
     "final_lr_frac": 0.0,
     "grad_clip": None,
     "grad_accum": 1,
+    "runs": None,
 }
 
 
@@ -156,6 +160,14 @@ def _adamw(params, c):
     )
 
 
+def _adamw_runs(params, c):
+    """AdamW over runs stacked along a leading axis, each its own decoupled decay (the groups'
+    ``run_decay``): :class:`attnbias.train.runs.RunsAdamW`."""
+    from .runs import RunsAdamW
+
+    return RunsAdamW(params, lr=c.lr, **c.extra, **_multi_tensor(c.extra))
+
+
 def _sgd(params, c):
     return torch.optim.SGD(params, lr=c.lr, momentum=c.momentum, weight_decay=c.weight_decay)
 
@@ -165,6 +177,7 @@ def _sgd(params, c):
 OPTIMIZERS: dict[str, Callable] = {
     "adam": _adam,
     "adamw": _adamw,
+    "adamw_runs": _adamw_runs,
     "sgd": _sgd,
     "sngd": _sngd,
     "sps": _sps,
@@ -209,6 +222,7 @@ def fit(
     progress: bool = True,
     batch_fn: Callable[[int, torch.Generator], dict[str, torch.Tensor]] | None = None,
     after_backward: Callable[[torch.nn.Module, int], None] | None = None,
+    stop: Callable[[int], bool] | None = None,
 ) -> list[dict]:
     """Train and return the per-epoch history (epoch 0 = before training, when ``on_epoch_end``).
 
@@ -220,6 +234,9 @@ def fit(
     resume file (undeclared in Snakemake).  ``after_backward(model, step)``: called once per
     update, after the gradients of update ``step`` (global, 0-based) are computed and before they
     are clipped and applied, e.g. to record gradient norms (:mod:`attnbias.train.probe`).
+    ``stop(epoch)``: asked after each epoch (also the last: it may time them); True before the
+    last ends training there early (a time budget), after saving the checkpoint, so the same call
+    later resumes; the history then ends before ``cfg.epochs``.
     """
     if batch_fn is None and data is None:
         raise ValueError("fit needs static `data` or an online `batch_fn`")
@@ -323,7 +340,8 @@ def fit(
         history.append(row)
         _write_log(metrics_path, history)
         bar.set_postfix(loss=f"{row['train_loss']:.4f}")
-        if ckpt is not None and (epoch % cfg.ckpt_every == 0 or epoch == cfg.epochs):
+        stopping = stop is not None and stop(epoch) and epoch < cfg.epochs
+        if ckpt is not None and (epoch % cfg.ckpt_every == 0 or epoch == cfg.epochs or stopping):
             _atomic_save(
                 {
                     "fingerprint": cfg.fingerprint(),
@@ -336,6 +354,9 @@ def fit(
                 },
                 ckpt,
             )
+        if stopping:
+            log.info("stopped after epoch %d of %d (stop)", epoch, cfg.epochs)
+            break
     return history
 
 

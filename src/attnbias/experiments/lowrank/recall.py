@@ -1,5 +1,7 @@
 """Fig 2: associative recall with the 2-layer attention-only transformer of
 :mod:`attnbias.models.recall` (torch), one AdamW run per (λ, seed), then the plot-ready table.
+Any number of runs train side by side in one model (:func:`train_recall_runs`); one run
+(:func:`train_recall`) is the case of one.
 
 Decay λ acts on W_Q, W_K, W_V and P only (decoupled: θ ← θ − lr·λ·θ, the penalty (λ/2)‖θ‖²).  Every
 ``log_every`` steps the per-head rank/balance metrics of KQ and PV
@@ -11,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +73,226 @@ class RecallSettings(Settings):
     spectra_at: list[int]
 
 
+class Paused(RuntimeError):
+    """Training stopped early by its ``stop`` (a time budget) after saving its checkpoint: the
+    same call with the same checkpoint resumes from ``step``."""
+
+    def __init__(self, step: int, checkpoint):
+        super().__init__(f"paused at step {step}; checkpoint {checkpoint}")
+        self.step, self.checkpoint = step, checkpoint
+
+
+def _plain(value):
+    """numpy scalars as Python numbers (the rows are JSON-logged and pickled)."""
+    if isinstance(value, float | np.floating):
+        return float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def train_recall_runs(
+    settings: RecallSettings | Mapping,
+    points: Sequence[tuple[float, int]],
+    accelerator: str = "cpu",
+    weights_paths: Sequence[str] | None = None,
+    checkpoint=None,
+    metrics_log=None,
+    control: str = "none",
+    checkpoint_every: int | None = None,
+    stop: Callable[[int], bool] | None = None,
+    data_workers: int = 0,
+    metric_workers: int = 0,
+) -> list[tuple[pd.DataFrame, dict]]:
+    """Associative-recall runs with AdamW (decay λ on the attention matrices only), one per
+    ``(lam, seed)`` of ``points``, trained side by side in one model
+    (:class:`~attnbias.models.recall.RecallRuns`) by the engine (:func:`attnbias.train.fit`).
+
+    Run r is the one run of its point: its weights start as ``RecallTransformer`` initialised
+    under ``torch.manual_seed(seed)``, update t uses its fresh batch ``RecallTask.batch(batch,
+    seed, t)``, the loss is the sum of the runs' mean cross-entropies (so each run gets its own
+    gradient), and :class:`~attnbias.train.runs.RunsAdamW` keeps its own Adam moments and its
+    decoupled decay λ_r.  Every ``log_every`` steps (and at the last) the per-head rank/balance
+    metrics of each run's KQ and PV are logged with that run's cross-entropy on the batch of that
+    step under the current weights (spectra at ``spectra_at`` and at the end); each run's final
+    accuracy is measured on ``eval_samples`` fresh samples.  Returns one ``(df, meta)`` per point,
+    in order: the same table as :func:`train_recall` of that point (which is this function for
+    one point), up to float32 rounding.
+
+    The engine ends an "epoch" every gcd(log_every, steps) updates; the checkpoint (every run
+    together) is saved every ``checkpoint_every`` updates (default ``log_every``, rounded to
+    whole epochs), so a killed job resumes from ``checkpoint`` with the same result.  ``stop(
+    epoch)``, asked after each epoch, may end training early (a time budget): the checkpoint is
+    saved and :class:`Paused` raised.  ``data_workers``: threads drawing the next updates'
+    batches while the GPU trains; ``metric_workers``: threads computing the runs' metrics (both
+    change no number).
+
+    ``control="null"`` (the negative control of ``--config control=null``) trains with λ = 0 on
+    the attention matrices whatever ``lam`` says; ``lam`` stays the run's label (its column and
+    file name) and the meta records ``lam_used``.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from ...data.recall import EVAL_STREAM, RecallBatches, RecallTask
+    from ...models.recall import RecallRuns, RecallTransformer
+    from ...train import TrainConfig, fit
+
+    s = RecallSettings.of(settings)
+    points = [(float(lam), int(seed)) for lam, seed in points]
+    if not points:
+        raise ValueError("train_recall_runs needs at least one (lam, seed)")
+    lams_used = [control_lambda(lam, control) for lam, _ in points]
+    seeds = [seed for _, seed in points]
+    n_runs = len(points)
+    dev = _device(accelerator)
+    task = RecallTask(s.n_pairs, s.n_keys, s.n_values)
+    models = []
+    for seed in seeds:  # each run's initialisation, as the one run draws it
+        torch.manual_seed(seed)
+        models.append(RecallTransformer(task.vocab, task.seq_len, s.d_model, s.n_heads,
+                                        s.n_layers))  # fmt: skip
+    model = RecallRuns(models).to(dev)
+    del models
+    spectra = set(int(i) for i in s.spectra_at) | {s.steps}
+    chunk = math.gcd(int(s.log_every), int(s.steps))
+    every = int(checkpoint_every or s.log_every)
+    batches = RecallBatches(task, s.batch, seeds, workers=data_workers)
+    pool = None
+    if metric_workers > 0:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(metric_workers, thread_name_prefix="recall-metrics")
+    t0 = time.perf_counter()
+
+    def batch_fn(step, generator=None):
+        x, y = batches(step)
+        return {"x": torch.from_numpy(x), "y": torch.from_numpy(y)}
+
+    def run_losses(m, b):
+        logits = m(b["x"], last_only=True)  # (R, batch, vocab)
+        flat = F.cross_entropy(logits.flatten(0, 1), b["y"].flatten(), reduction="none")
+        return flat.view(n_runs, -1).mean(1)
+
+    def loss_fn(m, b):
+        return run_losses(m, b).sum(), {}
+
+    def on_epoch_end(m, epoch):
+        step = epoch * chunk
+        if step % s.log_every and step != s.steps:
+            return {"step": step}
+        with torch.no_grad():
+            losses = run_losses(m, {k: v.to(dev) for k, v in batch_fn(step).items()}).tolist()
+        views = m.run_views()
+
+        def run_rows(r):
+            return [
+                {k: _plain(v) for k, v in row.items()} | {"train_loss": losses[r]}
+                for row in head_rows(views[r], step, step in spectra)
+            ]
+
+        rows = list(pool.map(run_rows, range(n_runs))) if pool else [
+            run_rows(r) for r in range(n_runs)
+        ]  # fmt: skip
+        log.info("step %d loss %s (%.1f s)", step, " ".join(f"{v:.4f}" for v in losses),
+                 time.perf_counter() - t0)  # fmt: skip
+        return {"step": step, "rows": rows}
+
+    cfg = TrainConfig(
+        epochs=s.steps // chunk,
+        batch_size=s.batch,
+        lr=s.lr,
+        optimizer="adamw_runs",
+        weight_decay=0.0,
+        seed=seeds[0],
+        steps_per_epoch=chunk,
+        bf16=False,
+        ckpt_every=max(1, round(every / chunk)),
+        extra={"betas": tuple(s.betas), "eps": s.eps},
+        runs=[[lam, seed] for lam, seed in zip(lams_used, seeds, strict=True)],
+    )
+    try:
+        history = fit(
+            model,
+            None,
+            loss_fn,
+            cfg,
+            dev,
+            checkpoint=checkpoint,
+            metrics_log=metrics_log,
+            on_epoch_end=on_epoch_end,
+            param_groups=model.param_groups(lams_used),
+            image_key=None,
+            progress=False,
+            batch_fn=batch_fn,
+            stop=stop,
+        )
+    finally:
+        batches.close()
+        if pool is not None:
+            pool.shutdown()
+    if history[-1]["epoch"] < cfg.epochs:
+        raise Paused(history[-1]["epoch"] * chunk, checkpoint)
+    correct = np.zeros(n_runs, dtype=np.int64)
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, s.eval_samples, 1024):
+            n = min(1024, s.eval_samples - start)
+            parts = [task.batch(n, seed, start // 1024, stream=EVAL_STREAM) for seed in seeds]
+            x = torch.from_numpy(np.stack([x for x, _ in parts])).to(dev)
+            pred = model(x, last_only=True).argmax(-1).cpu().numpy()
+            correct += np.sum(pred == np.stack([y for _, y in parts]), axis=1)
+    wall = time.perf_counter() - t0
+    if weights_paths:
+        from pathlib import Path
+
+        for r, path in enumerate(weights_paths):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            torch.save(model.run_state_dict(r), path)
+    columns = dict(
+        RECALL_COLUMNS,
+        **{
+            f"s{i + 1}": f"singular value {i + 1} (at spectra steps and the end; else NaN)"
+            for i in range(s.d_model // s.n_heads)
+        },
+    )
+    out = []
+    for r, ((lam, seed), lam_used) in enumerate(zip(points, lams_used, strict=True)):
+        acc = int(correct[r]) / s.eval_samples
+        df = pd.DataFrame([row for h in history for row in (h["rows"][r] if "rows" in h else [])])
+        df.insert(0, "seed", seed)
+        df.insert(0, "lam", float(lam))
+        df["accuracy"] = acc
+        log.info("λ=%g seed=%d accuracy %.4f", lam, seed, acc)
+        meta = {
+            "lam": lam,
+            "lam_used": lam_used,
+            "control": control,
+            "seed": seed,
+            "accuracy": acc,
+            "device": str(dev),
+            "wall_s": wall,
+            # what the settings imply; the settings themselves are recorded once, below
+            "task": {"seq_len": task.seq_len, "vocab": task.vocab},
+            "model": {
+                "d_head": s.d_model // s.n_heads,
+                "class": "attnbias.models.recall.RecallTransformer",
+            },
+            "optimizer": {"name": "AdamW", "decay_on": "W_Q, W_K, W_V, P"},
+            "settings": s.record(),
+            "engine": {
+                "loop": "attnbias.train.fit (online batch_fn)",
+                "steps_per_epoch": chunk,
+                # runs trained side by side in one model (attnbias.models.recall.RecallRuns);
+                # wall_s is theirs together
+                "runs_together": n_runs,
+            },
+            "columns": columns,
+        }
+        out.append((df, meta))
+    return out
+
+
 def train_recall(
     settings: RecallSettings | Mapping,
     lam: float,
@@ -81,8 +303,8 @@ def train_recall(
     metrics_log=None,
     control: str = "none",
 ):
-    """One associative-recall run with AdamW (decay λ on the attention matrices only), trained by
-    the engine (:func:`attnbias.train.fit`) with the online recall stream as its data source.
+    """One associative-recall run with AdamW (decay λ on the attention matrices only):
+    :func:`train_recall_runs` of the one point ``(lam, seed)``, returning its ``(df, meta)``.
 
     Update t uses the fresh batch ``RecallTask.batch(batch, seed, t)``.  Every ``log_every`` steps
     (and at the last) the per-head rank/balance metrics of KQ and PV are logged together with the
@@ -95,132 +317,15 @@ def train_recall(
     the attention matrices whatever ``lam`` says; ``lam`` stays the run's label (its column and
     file name) and the meta records ``lam_used``.
     """
-    import torch
-    import torch.nn.functional as F
-
-    from ...data.recall import EVAL_STREAM, RecallTask
-    from ...models.recall import RecallTransformer
-    from ...train import TrainConfig, fit
-
-    s = RecallSettings.of(settings)
-    lam_used = control_lambda(lam, control)
-    dev = _device(accelerator)
-    task = RecallTask(s.n_pairs, s.n_keys, s.n_values)
-    torch.manual_seed(seed)
-    model = RecallTransformer(task.vocab, task.seq_len, s.d_model, s.n_heads, s.n_layers).to(dev)
-    spectra = set(int(i) for i in s.spectra_at) | {s.steps}
-    chunk = math.gcd(int(s.log_every), int(s.steps))
-    t0 = time.perf_counter()
-
-    def batch_fn(step, generator=None):
-        x, y = task.batch(s.batch, seed, step)
-        return {"x": torch.from_numpy(x), "y": torch.from_numpy(y)}
-
-    def loss_fn(m, b):
-        return F.cross_entropy(m(b["x"], last_only=True), b["y"]), {}
-
-    def on_epoch_end(m, epoch):
-        step = epoch * chunk
-        if step % s.log_every and step != s.steps:
-            return {"step": step}
-        with torch.no_grad():
-            loss = float(loss_fn(m, {k: v.to(dev) for k, v in batch_fn(step).items()})[0])
-        rows = [
-            {
-                k: (
-                    float(v)
-                    if isinstance(v, float | np.floating)
-                    else int(v)
-                    if isinstance(v, np.integer)
-                    else v
-                )
-                for k, v in r.items()
-            }
-            | {"train_loss": loss}
-            for r in head_rows(m, step, step in spectra)
-        ]
-        log.info(
-            "λ=%g seed=%d step %d loss %.4f (%.1f s)",
-            lam,
-            seed,
-            step,
-            loss,
-            time.perf_counter() - t0,
-        )
-        return {"step": step, "rows": rows}
-
-    cfg = TrainConfig(
-        epochs=s.steps // chunk,
-        batch_size=s.batch,
-        lr=s.lr,
-        optimizer="adamw",
-        weight_decay=0.0,
-        seed=seed,
-        steps_per_epoch=chunk,
-        bf16=False,
-        ckpt_every=max(1, s.log_every // chunk),
-        extra={"betas": tuple(s.betas), "eps": s.eps},
-    )
-    history = fit(
-        model,
-        None,
-        loss_fn,
-        cfg,
-        dev,
+    return train_recall_runs(
+        settings,
+        [(lam, seed)],
+        accelerator=accelerator,
+        weights_paths=[weights_path] if weights_path else None,
         checkpoint=checkpoint,
         metrics_log=metrics_log,
-        on_epoch_end=on_epoch_end,
-        param_groups=model.param_groups(lam_used),
-        image_key=None,
-        progress=False,
-        batch_fn=batch_fn,
-    )
-    rows = [r for h in history for r in h.get("rows", [])]
-    correct = 0
-    model.eval()
-    with torch.no_grad():
-        for start in range(0, s.eval_samples, 1024):
-            n = min(1024, s.eval_samples - start)
-            x, y = task.batch(n, seed, start // 1024, stream=EVAL_STREAM)
-            pred = model(torch.from_numpy(x).to(dev), last_only=True).argmax(-1).cpu().numpy()
-            correct += int(np.sum(pred == y))
-    acc = correct / s.eval_samples
-    if weights_path:
-        from pathlib import Path
-
-        Path(weights_path).parent.mkdir(parents=True, exist_ok=True)
-        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, weights_path)
-    df = pd.DataFrame(rows)
-    df.insert(0, "seed", seed)
-    df.insert(0, "lam", float(lam))
-    df["accuracy"] = acc
-    log.info("λ=%g seed=%d accuracy %.4f", lam, seed, acc)
-    meta = {
-        "lam": lam,
-        "lam_used": lam_used,
-        "control": control,
-        "seed": seed,
-        "accuracy": acc,
-        "device": str(dev),
-        "wall_s": time.perf_counter() - t0,
-        # what the settings imply; the settings themselves are recorded once, below
-        "task": {"seq_len": task.seq_len, "vocab": task.vocab},
-        "model": {
-            "d_head": s.d_model // s.n_heads,
-            "class": "attnbias.models.recall.RecallTransformer",
-        },
-        "optimizer": {"name": "AdamW", "decay_on": "W_Q, W_K, W_V, P"},
-        "settings": s.record(),
-        "engine": {"loop": "attnbias.train.fit (online batch_fn)", "steps_per_epoch": chunk},
-        "columns": dict(
-            RECALL_COLUMNS,
-            **{
-                f"s{i + 1}": f"singular value {i + 1} (at spectra steps and the end; else NaN)"
-                for i in range(s.d_model // s.n_heads)
-            },
-        ),
-    }
-    return df, meta
+        control=control,
+    )[0]
 
 
 def train_recall_job(
