@@ -167,7 +167,9 @@ def train_recall_runs(
 
     def batch_fn(step, generator=None):
         x, y = batches(step)
-        return {"x": torch.from_numpy(x), "y": torch.from_numpy(y)}
+        out = {"x": torch.from_numpy(x), "y": torch.from_numpy(y)}
+        # page-locked on a GPU, so the copy is asynchronous (the engine's non_blocking)
+        return {k: v.pin_memory() for k, v in out.items()} if dev.type == "cuda" else out
 
     def run_losses(m, b):
         logits = m(b["x"], last_only=True)  # (R, batch, vocab)
