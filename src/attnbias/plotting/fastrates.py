@@ -1,8 +1,11 @@
 """Figures of Vasudeva, Deora, Thrampoulidis (fastrates), drawn from the plot-ready data only.
 
-Curves are the mean over seeds of log10 quantities (a geometric mean) with a ±1 sd band; values
-below 10⁻³⁰⁰ are clipped to 10⁻³⁰⁰ for the log axes.  The x-axis is the iteration t ≥ 1 on a log
-scale.  Figures 8–10 and Table 1 are the project's proposals and say so in their titles.
+Curves are the mean over seeds of log10 quantities (a geometric mean) with a ±1 sd band.  The
+data keep these log10 values far below float64's range (computed in log space); each log panel
+stops at its float64 floor, machine epsilon (2.2·10⁻¹⁶) times the largest value it draws, drawn
+as a labelled dashed line, and draws lower values on it (:func:`.style.log_floor`).  The x-axis is
+the iteration t ≥ 1 on a log scale.  Figures 8–10 and Table 1 are the project's proposals and say
+so in their titles.
 
 One public function per figure, named after it (``fig1``, ..., ``table1``), found by name by the
 plot rule.  Its arguments are named after the data groups it reads (``fig2`` for
@@ -16,9 +19,9 @@ import numpy as np
 from matplotlib.ticker import FixedLocator, NullLocator
 
 from ..analysis.fastrates import DL_LABELS, LABELS, METHODS, RATE_COLUMNS, rate_table
-from .style import METHOD_COLORS, new_figure
+from .style import METHOD_COLORS, log_floor, new_figure, suptitle
 
-CLIP = -300.0  # log10 floor of the log axes
+CLIP = -300.0  # log10 values are drawn as 10^max(v, CLIP) (no underflow), then at the panel's floor
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
 _SGD_SLOTS = "SNGD and SPS run plain SGD at their grid values"
 CONTROL_NOTES = {
@@ -78,6 +81,7 @@ def _axes(ax, title, ylabel, logy=True, top=None):
     if top is not None:
         ax.set_ylim(top=top)
     if logy:
+        log_floor(ax)
         _decade_ticks(ax)
     ax.set_xlabel("iteration t")
     ax.set_ylabel(ylabel)
@@ -102,10 +106,11 @@ def _wonly(df, meta, title):
     _axes(axes[1], "(b) softmax saturation", "1 − s̄_opt", top=1.5)
     _axes(axes[2], "(c) norm growth", "‖W_t‖_F")
     _axes(axes[3], "(d) alignment with W_mm", "1 − corr(W_t, W_mm)")
-    axes[0].legend(loc="lower left")
+    axes[0].legend(loc="center left")  # clear of the floor
     axes[2].legend(loc="upper left")
     seeds = len(meta["seeds"])
-    fig.suptitle(
+    suptitle(
+        fig,
         f"{title} (n={meta['n']}, T={meta['T']}, d={meta['d']}, η={meta['lr']:g}, PS multiplier "
         f"1; mean ± sd over {seeds} seeds)",
         fontsize=9,
@@ -145,9 +150,10 @@ def fig3(fig3):
     _axes(axes[2], "(c) norms", "‖W_t‖_F (solid), ‖u_t‖ (dashed)")
     _axes(axes[3], "(d) alignment of W", "1 − corr(W_t, W_mm)")
     _axes(axes[4], "(e) alignment of u", "1 − corr(u_t, u_mm)")
-    axes[0].legend(loc="lower left")
+    axes[0].legend(loc="center left")  # clear of the floor
     axes[2].legend(loc="lower right", ncol=2, fontsize=5.5)
-    fig.suptitle(
+    suptitle(
+        fig,
         f"Joint (W, u) training, Gaussian-like data (n={meta['n']}, T={meta['T']}, "
         f"d={meta['d']}, σ={meta['sigma']:g}, "
         f"η={meta['lr']:g}, NGD norm: {meta['normalize']}; mean ± sd over {len(meta['seeds'])} "
@@ -186,7 +192,8 @@ def fig9(fig9):
     _axes(axes[1], "(b) excess loss", "L(W_t) − L*", top=_top(df, "log10_excess"))
     axes[0].legend(loc="lower left")
     n_runs = len(meta["seeds"]) * meta["inits_per_seed"]
-    fig.suptitle(
+    suptitle(
+        fig,
         f"[proposal] Fig 2 from random W₀ ~ N(0, {meta['init_scale']:g}²): {n_runs} runs per "
         "method",
         fontsize=9,
@@ -224,13 +231,15 @@ def fig10(fig10):
             )
     axes[0].set_xscale("log")
     axes[0].set_yscale("log")
+    log_floor(axes[0])
     axes[0].set_xlabel("step size η")
     axes[0].set_ylabel(f"1 − corr(W_T, W_mm), T = {meta['steps']}")
     axes[0].set_title("(a) last iterate vs η")
     axes[0].legend(loc="lower left")
     _axes(axes[1], "(b) alignment over t", "1 − corr(W_t, W_mm)")
     axes[1].legend(loc="lower left", ncol=2, fontsize=5.5)
-    fig.suptitle(
+    suptitle(
+        fig,
         "[proposal] Step-size sweep, GD vs NGD on the Fig 2 data (mean over "
         f"{len(meta['seeds'])} seeds)",
         fontsize=9,
@@ -368,7 +377,7 @@ def _dl_figure(df, meta, title: str):
     )
     stand_in = meta.get("stand_in")
     head = f"{title}\n[stand-in: {stand_in}]" if stand_in else title
-    fig.suptitle(f"{head}\n{note}", fontsize=8)
+    suptitle(fig, f"{head}\n{note}", fontsize=8)
     return fig
 
 
@@ -433,10 +442,10 @@ def fig6(fig6):
         axes[2].plot(u.t, u.norm_u, color=c, ls="--", label=f"{LABELS[m]} ‖u‖")
         axes[3].plot(d.t, d.max_attn, color=c)
     _axes(axes[0], "(a) train loss", "L(W_t, u_t)", top=10.0 ** (float(df.log10_loss.max()) + 0.3))
-    _axes(axes[1], "(b) accuracy (test solid, train dotted)", "accuracy", logy=False)
+    _axes(axes[1], "(b) accuracy", "accuracy (test solid, train dotted)", logy=False)
     _axes(axes[2], "(c) norms", "‖W_t‖_F (solid), ‖u_t‖ (dashed)")
     _axes(axes[3], "(d) attention sparsity", "mean max_τ s_τ", logy=False)
-    axes[0].legend(loc="lower left")
+    axes[0].legend(loc="center left")  # clear of the floor
     axes[2].legend(loc="upper left", ncol=2, fontsize=5.5)
     what = "MNIST" if meta["dataset"] == "mnist" else "digits"
     head = (
@@ -448,5 +457,5 @@ def fig6(fig6):
     )
     if meta.get("stand_in"):
         head += f"\n[stand-in: {meta['stand_in']}]"
-    fig.suptitle(head, fontsize=8)
+    suptitle(fig, head, fontsize=8)
     return fig

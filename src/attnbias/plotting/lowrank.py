@@ -23,7 +23,7 @@ from ..analysis.lowrank import (
     table1_summary,
 )
 from ..io import arr
-from .style import new_figure
+from .style import log_floor, new_figure, suptitle
 
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
 _NO_DECAY = "every run trained with the swept attention weight decay at 0 (λ labels kept)"
@@ -58,21 +58,22 @@ def fig1(fig1):
     n = len(d)
     lr = float(meta["lr"])
     fig, axes = new_figure(11.0, 3.0, ncols=4)
-    floor = 1e-14  # below this the gap is round-off (it can even be slightly negative)
     for lam in lams:
         g = df[df.lam == lam].sort_values("t")
-        axes[0].semilogy(g.t, g.gap.where(g.gap > floor), color=col[lam], label=f"λ={lam:g}")
-        axes[1].semilogy(g.t, g.imbalance.where(g.imbalance > 0), color=col[lam],
-                         label=f"λ={lam:g}")
+        axes[0].semilogy(g.t, g.gap, color=col[lam], label=f"λ={lam:g}")
+        axes[1].semilogy(g.t, g.imbalance, color=col[lam], label=f"λ={lam:g}")
         if lam > 0:  # the predicted rate e^{−2ηλt} through the initial imbalance
             t = g.t.to_numpy()
             axes[1].semilogy(t, g.imbalance.iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam],
                              ls=":", lw=0.8)
     axes[0].set(xlabel="step t", ylabel="½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$", ylim=(1e-14, 10),
                 title="(1) gap (Frobenius bound − nuclear)")
+    # below 10⁻¹⁴ the gap, a difference of O(1) sums, is float64 round-off (even negative)
+    log_floor(axes[0], floor=1e-14, label="float64 round-off floor (10$^{-14}$)", side="left")
     axes[1].set(xlabel="step t", ylabel="‖AᵀA − BᵀB‖$_F$", ylim=(1e-16, 30),
                 title="(2) imbalance; dotted $e^{-2\\eta\\lambda t}$")
-    axes[0].legend(loc="lower left", ncol=2)
+    log_floor(axes[1])
+    axes[0].legend(loc="lower right", ncol=2, bbox_to_anchor=(1, 0.1))  # above the floor
     # (3) final singular values against λ with the soft-threshold prediction
     T = int(df.t.max())
     last = df[df.t == T].sort_values("lam")
@@ -100,7 +101,7 @@ def fig1(fig1):
     axes[3].set_xscale("symlog", linthresh=1.0)
     axes[3].set(xlabel="step t (symlog)", ylabel="singular values of ABᵀ", xlim=(0, T),
                 title=f"(4) λ = {lam4:g}: $s_i$ over training")
-    fig.suptitle(f"Fig 1: ‖ABᵀ − D‖² + (λ/2)(‖A‖² + ‖B‖²), A, B ∈ ℝ$^{{{n}×{n}}}$, plain GD (η = "
+    suptitle(fig, f"Fig 1: ‖ABᵀ − D‖² + (λ/2)(‖A‖² + ‖B‖²), A, B ∈ ℝ$^{{{n}×{n}}}$, plain GD (η = "
                  f"{lr:g}, float64)", fontsize=9)
     return fig
 
@@ -141,7 +142,7 @@ def figA(figA):
     handles += [Line2D([], [], color="tab:red", marker="x", ls="", label="Adam+L2 prediction"),
                 Line2D([], [], color="k", marker="^", ls="", label="start")]
     axes[1].legend(handles=handles, loc="upper right", fontsize=6)
-    fig.suptitle("App. Fig. A: (xᵀw − 1)², x = (1, 2); coupled L2 → ridge (direct) / ℓ1, sparse "
+    suptitle(fig, "App. Fig. A: (xᵀw − 1)², x = (1, 2); coupled L2 → ridge (direct) / ℓ1, sparse "
                  "(factorised)", fontsize=9)
     return fig
 
@@ -178,7 +179,7 @@ def figL(figL):
     axes[2].plot(lams, meta["expected_rank_factorised"], "kx", ms=7, label="#{σ_i > λ/2}")
     axes[2].set(xlabel="λ", ylabel="numerical rank", title="rank vs λ", ylim=(0, n + 2))
     axes[2].legend(loc="lower left", fontsize=6)
-    fig.suptitle(f"figL (proposal): full-rank teacher {n}×{n}, fresh batches, GD (η = "
+    suptitle(fig, f"figL (proposal): full-rank teacher {n}×{n}, fresh batches, GD (η = "
                  f"{meta['lr']:g}); penalty (λ/2)‖·‖² per matrix", fontsize=9)
     return fig
 
@@ -233,9 +234,10 @@ def fig2(fig2):
         ax = axes[1, j]
         tr = mean_trace(df, product, "gap")
         for lam in lams:
-            ax.semilogy(tr.index, np.maximum(tr[lam], 1e-8), color=col[lam], label=f"λ={lam:g}")
+            ax.semilogy(tr.index, tr[lam], color=col[lam], label=f"λ={lam:g}")
         ax.set(xlabel="step", ylabel="gap, mean over heads",
                title=f"({'de'[j]}) gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$ of {NAMES[product]}")
+        log_floor(ax)
     ax = axes[1, 2]
     last = final_rows(df)
     last = last[last["product"] == "pv"]
@@ -249,7 +251,7 @@ def fig2(fig2):
            title=f"(f) final spectra of {NAMES['pv']}", ylim=(1e-5, 2))
     ax.legend(loc="lower left", fontsize=6)
     task, s = meta["task"], meta["settings"]
-    fig.suptitle(f"Fig 2: associative recall ({s['n_pairs']} pairs, vocab {task['vocab']}), "
+    suptitle(fig, f"Fig 2: associative recall ({s['n_pairs']} pairs, vocab {task['vocab']}), "
                  f"{s['n_layers']}-layer attention-only "
                  f"transformer (d={s['d_model']}, H={s['n_heads']}), AdamW lr {lr:g}, "
                  f"{int(df.step.max())} steps, "
@@ -347,7 +349,7 @@ def fig3(fig3_lm, fig3_vit):
     if lm_si or vit_si:
         lm_name, vit_name = lm_si or lm_meta["corpus"]["name"], vit_si or vit_meta["dataset"]
         title += f"\n[stand-ins: {lm_name}; {vit_name}]"
-    fig.suptitle(title, fontsize=8.5)
+    suptitle(fig, title, fontsize=8.5)
     return fig
 
 
@@ -363,7 +365,7 @@ def figC(fig3_lm):
             ax.set_ylim(0, meta["model"]["d_head"] + 1)
     axes[0, 0].legend(loc="upper right", fontsize=6)
     si = _stand_in(meta)
-    fig.suptitle(f"App. Fig. C: per-head rank in layers {', '.join(map(str, layers))}; "
+    suptitle(fig, f"App. Fig. C: per-head rank in layers {', '.join(map(str, layers))}; "
                  f"{_lm_label(meta)}, λ_MLP = {lm.lam_mlp.iloc[0]:g}"
                  + (f"\n[stand-in: {si}]" if si else ""), fontsize=8.5)  # fmt: skip
     return fig
@@ -426,8 +428,8 @@ def _proxy_panel(ax, proxies, what):
         med = g.groupby("lam").ratio.median()
         ax.plot(med.index, med.values, "o-" if product == "kq" else "s--",
                 label=f"{fam} {NAMES[product]}")  # fmt: skip
-    ax.set(xlabel=f"λ (AdamW weight decay of the {what})",
-           ylabel="median y / x over heads", title="proxies trained with known λ")  # fmt: skip
+    ax.set(xlabel="λ (AdamW weight decay)", ylabel="median y / x over heads",
+           title=f"proxies trained with known λ\n({what})")  # fmt: skip
     ax.legend(loc="lower right", fontsize=6)
 
 
@@ -453,7 +455,7 @@ def fig4(fig4):
         _proxy_panel(axes[3], proxies, "Fig 3 language models")
     arch = meta.get("architecture", {})
     si = meta.get("stand_in")
-    fig.suptitle(f"Fig 4: balance of pretrained attention, {meta.get('model_name')} "
+    suptitle(fig, f"Fig 4: balance of pretrained attention, {meta.get('model_name')} "
                  f"({arch.get('layers')} layers × {arch.get('heads')} heads)"
                  + (f"\n[stand-in: {si}]" if si else ""),
                  fontsize=8.5)  # fmt: skip
@@ -478,7 +480,7 @@ def figB(figB):
     if len(proxies):
         _proxy_panel(axes[2], proxies, "Fig 2 recall runs")
     si = meta.get("stand_in")
-    fig.suptitle(f"App. Fig. B: balance per layer of {meta.get('model_name')}"
+    suptitle(fig, f"App. Fig. B: balance per layer of {meta.get('model_name')}"
                  + (" and of the Fig 2 recall proxies" if len(proxies) else "")
                  + (f"\n[stand-in: {si}]" if si else ""),
                  fontsize=8.5)  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..io import arr
-from .style import new_figure
+from .style import new_figure, suptitle
 
 SHOWN = 200  # the paper plots the first 200 iterations
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
@@ -436,19 +436,21 @@ def fig6(fig6):
     images = list(dict.fromkeys(df.image))
     g = int(meta["grid"])
     fig, axes = new_figure(
-        1.25 * len(epochs) + 0.6,
+        1.25 * len(epochs) + 1.3,
         1.25 * len(images) + 0.6,
         ncols=len(epochs),
         nrows=len(images),
         squeeze=False,
+        layout="compressed",  # constrained layout for fixed-aspect panels and a colour bar
     )
     vmax = df.weight.quantile(0.995)
+    overlay = None
     for i, img in enumerate(images):
         for j, ep in enumerate(epochs):
             ax = axes[i, j]
             d = df[(df.image == img) & (df.epoch == ep)].sort_values(["row", "col"])
             ax.imshow(d.pixels.to_numpy().reshape(g, g), cmap="gray", vmin=0, vmax=1)
-            ax.imshow(
+            overlay = ax.imshow(
                 d.weight.to_numpy().reshape(g, g), cmap="inferno", alpha=0.7, vmin=0, vmax=vmax
             )
             ax.set_xticks([])
@@ -458,7 +460,12 @@ def fig6(fig6):
                 ax.set_title(f"epoch {ep}", fontsize=7)
             if j == 0:
                 ax.set_ylabel(f"class {d.label.iloc[0]}", fontsize=7)
-    fig.suptitle(f"ViT last-layer [CLS] attention{_stand_in(meta)}", fontsize=8)
+    # one colour scale for every panel (the overlay's alpha shown too); the top 0.5 % saturate
+    cbar = fig.colorbar(overlay, ax=axes, shrink=0.8, aspect=40, extend="max")
+    cbar.set_label("[CLS] attention on the patch, mean over heads, renormalised over patches\n"
+                   "(colour scale capped at its 99.5th percentile)", fontsize=7)  # fmt: skip
+    cbar.ax.tick_params(labelsize=6)
+    suptitle(fig, f"ViT last-layer [CLS] attention{_stand_in(meta)}", fontsize=8)
     return fig
 
 
@@ -479,5 +486,7 @@ def fig7(fig7):
     ax2.set_ylim(0, 1.1 * float(np.nanmax(df.wnorm)))
     ax2.set_ylabel("‖$W_q^T W_k$‖$_F$ (last layer)", color="tab:blue")
     ax2.grid(False)
-    ax.set_title(f"Attention sparsifies as ‖W‖ grows{_stand_in(meta)}", fontsize=8)
+    title = "Attention sparsifies as ‖W‖ grows"
+    ax.set_title(title + (f"\n[stand-in: {meta['stand_in']}]" if meta.get("stand_in") else ""),
+                 fontsize=8)  # fmt: skip
     return fig

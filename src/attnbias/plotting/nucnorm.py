@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from .style import new_figure
+from .style import FLOAT_EPS, log_floor, new_figure, suptitle
 
 NUC, FRO = "tab:red", "tab:blue"
 TAG = "project demonstration"
@@ -58,6 +58,7 @@ def p1(p1):
         ax.plot(kq.t, _pos(kq.ratio_nuc - 1), color=NUC, label="R_nuc(KQᵀ) − 1")
         ax.plot(mg.t, _pos(mg.ratio_frob - 1), color=FRO, label="R_F(W) − 1")
         ax.set_yscale("log")
+        log_floor(ax)  # round-off of the ratio, computed in float64
         ax.set_ylabel("objective ratio − 1")
         ax.set_title("(b) margin-normalised norm / SVM optimum")
         ax.legend(loc="upper right", fontsize=6)
@@ -76,7 +77,7 @@ def p1(p1):
         k = len(spec["kq"])
         x = np.arange(1, k + 1)
         for j, (key, name, color, hatch) in enumerate(names):
-            vals = np.maximum(np.asarray(spec[key], dtype=float), 1e-12)
+            vals = np.asarray(spec[key], dtype=float)
             ax.bar(
                 x + (j - 1.5) * 0.2,
                 vals,
@@ -90,8 +91,9 @@ def p1(p1):
         ax.axhline(1e-2, color="0.4", ls=":", lw=0.8)
         ax.axhline(1e-4, color="0.4", ls="--", lw=0.8)
         ax.set_yscale("log")
-        ax.set_ylim(1e-12, 1e5)
-        ax.set_yticks([1e-12, 1e-9, 1e-6, 1e-3, 1.0])
+        ax.set_ylim(FLOAT_EPS["float64"], 1e9)  # σ_i/σ_1 ≤ 1; above 1: room for the legend
+        log_floor(ax, side=None)  # σ_i/σ_1 below float64's resolution (exact 0 too) drawn on it
+        ax.set_yticks(10.0 ** np.arange(-15, 1, 3))
         ax.set_xticks(x)
         ax.set_xlabel("singular value index i")
         ax.set_ylabel("σ_i / σ_1")
@@ -105,7 +107,8 @@ def p1(p1):
         ax.set_title("(d) excess risk")
         ax.legend(loc="lower left", fontsize=6)
         _steps_axis(ax, d)
-    fig.suptitle(
+    suptitle(
+        fig,
         f"p1 ({TAG}): separate K, Q → nuclear-norm SVM; merged W → Frobenius SVM\n"
         f"jointly normalised GD, η = {meta['lr']:g}; dotted vertical line: check step; "
         f"(c) rank thresholds {meta['rank_tol_trained']:g} (trained, dotted) "
@@ -157,6 +160,7 @@ def p2(p2):
     ax.axhline(0.01, color="0.4", ls=":", lw=0.8)
     ax.axhline(0.15, color="0.4", ls="--", lw=0.8)
     ax.set_yscale("log")
+    log_floor(ax)
     ax.set_ylabel("objective ratio − 1")
     ax.set_title("(a) R − 1 (lines: seeds; gray: 0.01, 0.15)")
     axd["leg"].axis("off")
@@ -190,7 +194,8 @@ def p2(p2):
         if j == 0:
             ax.set_ylabel("β_j / max|β|")
             ax.legend(fontsize=5.5, loc="lower left")
-    fig.suptitle(
+    suptitle(
+        fig,
         f"p2 ({TAG}): diagonal K, Q (ξ_k(0) = {meta['xi0']:g}·1, ξ_q(0) = 0) → ℓ1-SVM; "
         "β trained directly → ℓ2-SVM "
         f"(n={meta['n']}, L={meta['L']}, d={meta['d']}, η={meta['lr']:g}, stems at t={T})",
@@ -244,7 +249,8 @@ def p3(p3):
     ax.set_title("(b) final directions vs β*_ℓ1 (legend: final R_ℓ1)")
     ax.set_ylim(-2.3, 1.15)
     ax.legend(fontsize=5.5, loc="lower center", ncols=2)
-    fig.suptitle(
+    suptitle(
+        fig,
         f"p3 ({TAG}): the initialisation condition is necessary —\na sign-locked start "
         "(β = ξ_k² ≥ 0) cannot reach "
         f"the ℓ1-SVM (n={meta['n']}, L={meta['L']}, d={meta['d']}, seed {meta['seed']}, "
@@ -261,12 +267,13 @@ def p4(p4):
     ax = axes[0]
     for init, color in (("aligned", NUC), ("control", "0.3")):
         g = df[(df.init == init) & (df.t >= 1)]
-        ax.plot(g.t, np.maximum(g.offdiag_K, 1e-18), color=color, label=f"{init}: K")
-        ax.plot(g.t, np.maximum(g.offdiag_Q, 1e-18), color=color, ls="--", label=f"{init}: Q")
+        ax.plot(g.t, g.offdiag_K, color=color, label=f"{init}: K")
+        ax.plot(g.t, g.offdiag_Q, color=color, ls="--", label=f"{init}: Q")
     ax.axhline(1e-10, color="0.4", ls=":", lw=0.8)
     ax.axhline(1e-2, color="0.4", ls="--", lw=0.8)
     ax.set_yscale("log")
-    ax.set_ylim(1e-18, 10)
+    ax.set_ylim(top=10)
+    log_floor(ax)  # an exactly preserved alignment (offdiag 0) is drawn on the floor
     ax.set_ylabel("‖offdiag(K R)‖_F / ‖K‖_F")
     ax.set_title("(a) alignment K = diag(σ)Rᵀ is preserved (gray: 1e-10, 1e-2)")
     ax.legend(fontsize=6, loc="center right")
@@ -286,7 +293,8 @@ def p4(p4):
     )
     ax.legend(fontsize=6, loc="lower left")
     _steps_axis(ax, df[df.t >= 1])
-    fig.suptitle(
+    suptitle(
+        fig,
         f"p4 ({TAG}): Lemma 5.1 on aligned data (n={meta['n']}, L={meta['L']}, d={meta['d']}, "
         "z_i = e_(i mod d), "
         f"η={meta['lr']:g})",
@@ -348,7 +356,8 @@ def p5(p5):
         ax.legend(h1 + h2, l1 + l2, fontsize=6, loc="center right")
     for ax in list(axes.flat)[ncell:]:
         ax.set_visible(False)
-    fig.suptitle(
+    suptitle(
+        fig,
         f"p5 ({TAG}, convex only): ranks of the two SVM solutions\n"
         f"{meta['instances']} random instances per cell; mean ± sd over the feasible ones",
         fontsize=9,

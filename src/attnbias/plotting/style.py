@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from collections import Counter
 from pathlib import Path
 
 import matplotlib
+import numpy as np
+from matplotlib.collections import Collection
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.lines import Line2D
+from matplotlib.patches import Rectangle
+from matplotlib.textpath import TextToPath
 
 from ..claims.core import failed_sanity, is_not_measurable, verdicts
 
@@ -47,10 +54,140 @@ METHOD_COLORS = {
 }
 
 
-def new_figure(width: float = 3.4, height: float = 3.0, ncols: int = 1, nrows: int = 1, **kw):
-    fig = Figure(figsize=(width, height))
+def new_figure(
+    width: float = 3.4, height: float = 3.0, ncols: int = 1, nrows: int = 1, layout=None, **kw
+):
+    """A figure and its axes (``fig.subplots(nrows, ncols, **kw)``); ``layout="constrained"`` for
+    figures with a colour bar beside a grid of panels (else :func:`lay_out` uses tight_layout)."""
+    fig = Figure(figsize=(width, height), layout=layout)
     ax = fig.subplots(nrows, ncols, **kw)
     return fig, ax
+
+
+def fit_text(text: str, width_pt: float, fontsize: float, fontweight="normal") -> str:
+    """``text`` with each of its lines broken at spaces (never inside ``$…$`` mathtext) so that
+    no line is wider than ``width_pt`` points at ``fontsize``; a single word wider than that stays
+    whole."""
+    prop = FontProperties(size=fontsize, weight=fontweight)
+
+    def width(s: str) -> float:
+        return _text_path().get_text_width_height_descent(s, prop, ismath="$" in s)[0]
+
+    def greedy(words: list[str], limit: float) -> list[str]:
+        lines, current = [], ""
+        for word in words:
+            trial = f"{current} {word}" if current else word
+            if current and width(trial) > limit:
+                lines.append(current)
+                current = word
+            else:
+                current = trial
+        return [*lines, current]
+
+    out = []
+    for line in text.split("\n"):
+        words = []  # the line's words, a $…$ with spaces inside kept as one
+        for w in line.split(" "):
+            if words and words[-1].count("$") % 2:
+                words[-1] += " " + w
+            else:
+                words.append(w)
+        lines = greedy(words, width_pt)
+        if len(lines) > 1:  # as many lines, of even lengths: the narrowest limit that keeps them
+            lo, hi = width_pt / len(lines), width_pt
+            for _ in range(8):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (lo, mid) if len(greedy(words, mid)) == len(lines) else (mid, hi)
+            lines = greedy(words, hi)
+        out += lines
+    return "\n".join(out)
+
+
+def suptitle(fig, text: str, fontsize: float = 9, **kw):
+    """The figure's title, its lines broken to fit the figure's width (a long setting or stand-in
+    name never runs off the canvas)."""
+    width = 0.96 * fig.get_figwidth() * 72
+    return fig.suptitle(fit_text(text, width, fontsize, kw.get("fontweight", "normal")),
+                        fontsize=fontsize, **kw)  # fmt: skip
+
+
+@functools.cache
+def _text_path() -> TextToPath:
+    return TextToPath()
+
+
+FLOAT_EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps)}
+
+
+def log_floor(
+    ax, floor: float | None = None, precision: str = "float64", label: str | None = None,
+    side: str | None = "right",
+):  # fmt: skip
+    """Stop a log-y panel at a stated floor instead of running down to 10⁻³⁰⁰.
+
+    Everything drawn on ``ax`` in data coordinates (curves, bands, error bars, bars) is clipped at
+    ``floor``.  Where something was below it (a quantity that fell below what ``precision``
+    resolves, or underflowed to 0), the floor is drawn as a dashed line, labelled under the line at
+    the ``side`` ("right" or "left") of the panel (keep the legend away from there; ``side=None``:
+    labelled in the legend, for bars, which reach below the line), and the axis starts just below
+    it.  The plot-ready data are not changed (they keep their log-space values).
+
+    ``floor`` defaults to the resolution of ``precision`` relative to the panel: its machine
+    epsilon (2.2·10⁻¹⁶ for float64) times the largest value drawn.  A quantity that has fallen
+    that far below the panel's start is below what a difference of start-sized numbers
+    (1 − s̄_opt, L − L*, a ratio − 1) resolves in that precision.  Call it after drawing, before
+    setting ticks.  Returns the floor, or None when nothing was below it (nothing is drawn then).
+    """
+    artists = [a for a in (*ax.lines, *ax.collections, *ax.patches)
+               if a.get_transform().contains_branch_seperately(ax.transData)[1]]  # fmt: skip
+    ys = [_ys(a) for a in artists]
+    values = np.concatenate([y[np.isfinite(y) & (y > 0)] for y in ys] or [np.zeros(0)])
+    if floor is None:
+        if not values.size:
+            return None
+        floor = FLOAT_EPS[precision] * float(values.max())
+    below = any(bool(np.any((y < floor) | np.isneginf(y))) for y in ys)
+    if not below:
+        return None
+    for a in artists:
+        _clip_y(a, floor)
+    top = ax.get_ylim()[1]
+    span = np.log10(top) - np.log10(floor)
+    ax.set_ylim(10.0 ** (np.log10(floor) - 0.1 * span), top)
+    text = label or f"{precision} floor (ε × max)"
+    ax.axhline(floor, color="0.3", ls="--", lw=0.8, zorder=1.5, label=None if side else text)
+    if side:
+        x, ha = (0.98, "right") if side == "right" else (0.02, "left")
+        ax.text(x, floor, text, transform=ax.get_yaxis_transform(), ha=ha, va="top",
+                fontsize=5.5, color="0.25")  # fmt: skip
+    return floor
+
+
+def _ys(artist) -> np.ndarray:
+    if isinstance(artist, Line2D):
+        return np.asarray(artist.get_ydata(), dtype=float)
+    if isinstance(artist, Rectangle):
+        return np.array([artist.get_y() + artist.get_height()], dtype=float)
+    paths = artist.get_paths() if isinstance(artist, Collection) else []
+    return np.concatenate([np.asarray(p.vertices[:, 1], dtype=float) for p in paths] or [[]])
+
+
+def _clip(y: np.ndarray, floor: float) -> np.ndarray:
+    y = np.asarray(y, dtype=float)
+    return np.where(np.isnan(y), y, np.maximum(y, floor))  # gaps stay gaps
+
+
+def _clip_y(artist, floor: float) -> None:
+    if isinstance(artist, Line2D):
+        artist.set_ydata(_clip(artist.get_ydata(), floor))
+    elif isinstance(artist, Rectangle):  # a bar: its top at least the floor
+        top = artist.get_y() + artist.get_height()
+        if np.isfinite(top) and top < floor:
+            artist.set_height(floor - artist.get_y())
+    elif isinstance(artist, Collection):  # bands, error bars: their paths' vertices in place
+        for p in artist.get_paths():
+            p.vertices[:, 1] = _clip(p.vertices[:, 1], floor)
+        artist.stale = True
 
 
 def stand_in_title(ax, title: str, stand_in: str | None = None) -> None:
@@ -67,7 +204,7 @@ def mark_control(fig, what: str = "the paper's mechanism is removed") -> None:
     its own suptitle if it has one, so it can never pass for the real experiment."""
     old = fig._suptitle.get_text() if fig._suptitle is not None else ""
     text = f"{CONTROL_BANNER}: {what}" + ("\n" + old if old else "")
-    fig.suptitle(text, color="tab:red", fontsize=9, fontweight="bold")
+    suptitle(fig, text, fontsize=9, color="tab:red", fontweight="bold")
 
 
 def not_measurable_figure(title: str, reason: str):
@@ -80,9 +217,16 @@ def not_measurable_figure(title: str, reason: str):
     return fig
 
 
+def lay_out(fig) -> None:
+    """The layout every saved figure gets: its own layout engine where it set one (constrained
+    layout), else ``tight_layout``.  The text-fit test lays figures out through this too."""
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
+
+
 def save_figure(fig, pdf_path, png_path) -> None:
     """Save the PDF and PNG twins with reproducible bytes (no creation dates)."""
-    fig.tight_layout()
+    lay_out(fig)
     Path(pdf_path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(pdf_path, metadata={"CreationDate": None, "ModDate": None})
     fig.savefig(png_path, metadata={"Software": None})
