@@ -19,8 +19,10 @@ LOCAL_SOURCE_KEYS = {
     ("lowrank", "fig4"): ["source"],
     ("lowrank", "figB"): ["source"],
 }
-# Offline mode at parse time (HF_HUB_OFFLINE, HF_DATASETS_OFFLINE or TRANSFORMERS_OFFLINE true):
-# download rules get no retries, and scripts/download.py fails at once on an uncached artefact.
+# Offline mode (HF_HUB_OFFLINE, HF_DATASETS_OFFLINE or TRANSFORMERS_OFFLINE true, or a hub that
+# cannot be reached): scripts/download.py fails at once on an uncached artefact.  Download rules
+# are never retried by Snakemake (a download that cannot succeed fails once); online,
+# attnbias.data.hub.fetch_assets tries a failed fetch again itself.
 OFFLINE = offline_vars()
 
 
@@ -36,6 +38,17 @@ for (_paper, _block), _keys in LOCAL_SOURCE_KEYS.items():
                     "existing directory laid out like the hub repository, or a hub id."
                 )
             config[_paper][_block][_key] = _path
+
+
+def source_keys(paper, name):
+    """The key paths of ``paper``'s settings that name the hub artefact ``name``
+    (``maxmargin.vit.cifar_source``): what an error offers to point at a local copy."""
+    return [
+        f"{p}.{b}.{k}"
+        for (p, b), keys in LOCAL_SOURCE_KEYS.items()
+        for k in keys
+        if p == paper and config[p][b].get(k) == name
+    ]
 
 
 def hub_assets(*assets):
@@ -74,7 +87,8 @@ def register_download(
     entry = dict(
         func=func,
         settings=settings,
-        hub=hub,
+        # (kind, name, *the settings naming it): the artefacts checked against the cache offline
+        hub=[[*a, *source_keys(paper, a[1])] for a in hub],
         prepares=prepares,
         threads=threads,
         mem_mb=mem_mb,

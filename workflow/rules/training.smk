@@ -123,8 +123,9 @@ rule download:
         "results/logs/{paper}_download_{name}.log",
     wildcard_constraints:
         name=one_of(by_paper(DOWNLOADS)),
-    # no retries offline: the clear error comes at once (hub unreachable: 3 quick retries)
-    retries: 0 if OFFLINE else 3
+    # no retries: offline or with the hub unreachable a download cannot succeed, and its error is
+    # shown once (online, fetch_assets tries a failed fetch again itself)
+    retries: 0
     localrule: True
     conda:
         "../../environment.yml"

@@ -11,7 +11,8 @@ shared by the workflow and the loaders (:func:`is_local`): a value is local when
 (:func:`offline_vars`), a download step loads only from the Hugging Face cache; an artefact that is
 not cached fails at once (:func:`require_cached`), without a network attempt or a retry.  When
 the hub cannot be reached at all (:func:`hub_unreachable`: no route, no DNS), a download step works
-the same way, from the cache only, instead of letting each library retry for tens of seconds."""
+the same way, from the cache only, instead of letting each library retry for tens of seconds.
+Either way the download rule is not retried: a download that cannot succeed fails once."""
 
 from __future__ import annotations
 
@@ -79,17 +80,19 @@ def _cache_dirs(kind: str, name: str) -> list[Path]:
 
 def require_cached(assets, rule: str | None = None) -> None:
     """In offline mode (:func:`offline_vars`), fail at once with :func:`hub_error` when a hub
-    artefact ``(kind, name)`` of ``assets`` has nothing in the Hugging Face cache: no network
-    attempt, no retry.  Local sources and online mode pass (the loaders then do the work)."""
+    artefact ``(kind, name, *keys)`` of ``assets`` has nothing in the Hugging Face cache: no
+    network attempt, no retry.  ``keys``: the settings that name it
+    (``maxmargin.vit.cifar_source``), which the message offers to point at a local directory.
+    Local sources and online mode pass (the loaders then do the work)."""
     off = offline_vars()
     if not off:
         return
-    for kind, name in assets:
+    for kind, name, *keys in assets:
         if is_local(name) or any(d.exists() for d in _cache_dirs(kind, name)):
             continue
         why = "the hub cannot be reached" if os.environ.get(UNREACHABLE_VAR) else f"{off[0]} is set"
         exc = FileNotFoundError(f"{why} and it is not in the cache")
-        raise hub_error(name, exc, what=kind, rule=rule)
+        raise hub_error(name, exc, what=kind, rule=rule, keys=keys)
 
 
 class DatasetUnavailable(RuntimeError):
@@ -102,76 +105,100 @@ def hub_error(
     what: str = "dataset",
     config: str | None = None,
     rule: str | None = None,
+    keys=(),
 ) -> DatasetUnavailable:
-    """The one message for a hub artefact that cannot be loaded: what failed, how to fetch it once
-    (the download rule ``rule`` when there is one), and the offline quick preset."""
+    """The one message for a hub artefact that cannot be loaded: what failed and the ways on --
+    fetch it once (the download rule ``rule`` when there is one), point its setting (``keys``, the
+    key paths naming it, when known) at a local copy, or run the offline quick preset."""
     label = name + (f" (config {config!r})" if config else "")
+    setting = " / ".join(keys) if keys else f"the {what}'s setting"
     if is_local(name):  # a local source: nothing to fetch, the directory is wrong
         return DatasetUnavailable(
             f"Could not load the {what} {label} from the local directory "
             f"{local_path(name)} ({type(exc).__name__}: {exc}).\n"
-            "A local source must be laid out like the hub repository (what `hf download <id> "
-            "--local-dir DIR`\nwrites; README: cluster without internet), or give the hub id "
-            "instead."
+            f"A local source ({setting}) must be laid out like the hub repository (what "
+            "`hf download <id> --local-dir DIR`\nwrites; docs/cluster.md, \"Local sources\"), or "
+            "give the hub id instead."
         )
     if what == "dataset":
         args = f"'{name}'" + (f", '{config}'" if config else "")
-        how = f"    python -c \"import datasets; datasets.load_dataset({args})\"\n"
+        fetch = f"python -c \"import datasets; datasets.load_dataset({args})\""
     else:
-        how = f"    hf download {name}\n"
+        fetch = f"hf download {name}"
     if rule:
-        how = f"    snakemake --cores 1 {rule} --config scale=paper      (or, equivalently)\n" + how
-    else:
-        how += "(the paper preset's download rules do this: snakemake ... --config scale=paper)\n"
+        fetch = f"snakemake --cores 1 {rule} --config scale=paper\n    (or: {fetch})"
     off, unreachable = offline_vars(), os.environ.get(UNREACHABLE_VAR)
     offline = ""
     if unreachable:
         offline = (
             f"The hub cannot be reached from this machine ({unreachable}), so only the cache was "
-            "read.\nRun the download rule where the hub can be reached, or set this setting to a "
-            "local\ndirectory in the hub layout (README: cluster without internet).\n"
+            "read.\n"
         )
     elif off:
-        offline = (
-            f"Offline mode is on ({', '.join(off)}): nothing was downloaded.  Unset it where the "
-            "hub can be reached,\nor set this setting to a local directory in the hub layout "
-            "(README: cluster without internet).\n"
-        )
+        offline = f"Offline mode is on ({', '.join(off)}): nothing was downloaded.\n"
     return DatasetUnavailable(
         f"Could not load the {what} {label} from the Hugging Face hub "
         f"({type(exc).__name__}: {exc}).\n{offline}"
-        f"The paper preset needs it.  Fetch it once on a machine with network access:\n{how}"
-        "(it is cached under $HF_HOME, which you can copy to an offline machine), or run the\n"
-        "offline quick preset instead:  snakemake --cores 2 all --config scale=quick"
+        "The paper preset needs it.  Either\n"
+        "  - fetch it once on a machine that reaches the hub (it is cached under $HF_HOME,\n"
+        f"    which you can copy to an offline machine):\n    {fetch}\n"
+        f"  - or set {setting} to a local directory in the hub layout\n"
+        "    (docs/cluster.md, \"Local sources\")\n"
+        "  - or run the offline quick preset instead:  snakemake --cores 2 all --config scale=quick"
     )
 
 
-def fetch_assets(kind: str, names: list[str], config: str | None = None):
+def fetch_assets(kind: str, names: list[str], config: str | None = None, attempts: int = 3):
     """Fetch hub datasets (``kind="dataset"``, with the dataset ``config``) or models with their
     tokenizers (``kind="model"``) into the Hugging Face cache: the job of the paper preset's
     download rules, so that training jobs never download.  Returns ``(manifest, meta)``: one row
-    per dataset split (its rows) or model (its parameters with a 2-way head)."""
+    per dataset split (its rows) or model (its parameters with a 2-way head).
+
+    Online, a failed fetch is tried again, ``attempts`` times in all (a dropped connection; the
+    cache keeps what was downloaded); offline (:func:`offline_vars`, which the download step also
+    sets when the hub cannot be reached) it fails at once: it cannot succeed.  The download rule
+    itself has no retries, so such a failure is reported once."""
     import pandas as pd
 
     rows = []
-    if kind == "dataset":
-        from .text import load_hub
-
-        for name in names:
-            ds = load_hub(name, config, None)
-            rows += [{"asset": name, "part": split, "rows": len(ds[split])} for split in ds]
-    elif kind == "model":
-        from ..models.sequence import load_classifier, load_tokenizer
-
-        for name in names:
-            load_tokenizer(name)
-            n_params = sum(p.numel() for p in load_classifier(name, 2).parameters())
-            rows.append({"asset": name, "part": "weights", "rows": n_params})
-    else:
-        raise ValueError(f"unknown asset kind {kind!r}")
+    for name in names:
+        rows += _retried(lambda name=name: _fetch_one(kind, name, config), attempts)
     cols = {
         "asset": "hub id",
         "part": "split (datasets) or weights (models)",
         "rows": "rows of the split, or parameters of the model with a 2-way head",
     }
     return pd.DataFrame(rows, columns=list(cols)), {"kind": kind, "config": config, "columns": cols}
+
+
+def _fetch_one(kind: str, name: str, config: str | None) -> list[dict]:
+    if kind == "dataset":
+        from .text import load_hub
+
+        ds = load_hub(name, config, None)
+        return [{"asset": name, "part": split, "rows": len(ds[split])} for split in ds]
+    if kind == "model":
+        from ..models.sequence import load_classifier, load_tokenizer
+
+        load_tokenizer(name)
+        n_params = sum(p.numel() for p in load_classifier(name, 2).parameters())
+        return [{"asset": name, "part": "weights", "rows": n_params}]
+    raise ValueError(f"unknown asset kind {kind!r}")
+
+
+def _retried(fetch, attempts: int, wait_s: float = 20.0):
+    """``fetch()``, tried up to ``attempts`` times while online, once offline."""
+    import logging
+    import time
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return fetch()
+        except Exception as exc:
+            if offline_vars() or attempt == attempts or isinstance(exc, ValueError):
+                raise
+            logging.getLogger("attnbias").warning(
+                "fetch failed (%s: %s); attempt %d of %d in %.0f s",
+                type(exc).__name__, exc, attempt + 1, attempts, wait_s * attempt,
+            )  # fmt: skip
+            time.sleep(wait_s * attempt)
