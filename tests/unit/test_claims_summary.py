@@ -198,9 +198,10 @@ def test_a_not_measurable_figure_voids_its_paper_claims(tmp_path):
     files = [tmp_path / "a.json", tmp_path / "b.json"]
     df = summary_table(files)
     assert counts(df, ["figure"]).not_measurable.tolist() == ["", "alpha fig2"]
+    assert counts(df, ["figure"]).void_by.tolist() == ["", "measurable"]
     assert headline(df).startswith(
-        "Paper claims: 1/1 passed, 0 failed, 0 void; 1 figure(s) not measurable, every paper "
-        "claim void (uncounted) (alpha fig2)."
+        "Paper claims: 1/1 passed, 0 failed, 0 void; not measurable: alpha fig2 (every paper claim "
+        "void, uncounted).  Sanity checks: 0/1 passed, 1 failed."
     )
     write_summary(files, tmp_path / "s.md", tmp_path / "s.csv", html_path=tmp_path / "s.html")
     assert "- **alpha fig2**: not measurable" in (tmp_path / "s.md").read_text()

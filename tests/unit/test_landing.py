@@ -60,8 +60,8 @@ def test_landing_page_has_the_headline_and_one_row_per_figure_in_reading_order(t
     text = landing_rst(summary, png="results/figures/{paper}/{fig}.png",
                        every_claim="results/claims/summary.html")  # fmt: skip
     assert (
-        "**What holds.**  Paper claims: 2/4 passed, 1 failed, 1 void; 1 figure(s) not measurable, "
-        "every paper claim void (uncounted) (maxmargin fig3)."
+        "**What holds.**  Paper claims: 2/4 passed, 1 failed, 1 void; not measurable: maxmargin "
+        "fig3 (every paper claim void, uncounted)."
     ) in text
     rows = [line.split("`")[1].split(" <")[0] for line in text.splitlines() if "- `fig" in line]
     assert rows == ["fig1a", "fig2", "fig3", "fig10"]

@@ -61,8 +61,9 @@ def _link(text: str, path: str, content: str = "img") -> str:
     return f"`{text} <{js}>`__"
 
 
-def _role(role: str, n: int, text: str | None = None) -> str:
-    return f":{role}:`{text if text is not None else n}`" if n else str(text or n)
+def _cell(text, role: str, marked: bool) -> str:
+    """A table cell, coloured by ``role`` (passed, failed, void) when ``marked``."""
+    return f":{role}:`{text}`" if marked else str(text)
 
 
 def _rows(summary: pd.DataFrame | None, robust: pd.DataFrame | None) -> list[tuple[str, str]]:
@@ -131,19 +132,15 @@ def landing_rst(
         cells = [paper, _link(fig, png.format(paper=paper, fig=fig)) if png else fig]
         if per_fig is not None:
             r = per_fig.loc[(paper, fig)]
+            void = (
+                "all: not measurable" if r.not_measurable
+                else f"{r.paper_void} ({r.void_by})" if r.paper_void else "0"
+            )  # fmt: skip
             cells += [
-                _role("passed", r.paper_passed, f"{r.paper_passed}/{r.paper_total}")
-                if r.paper_passed
-                else f"0/{r.paper_total}",
-                _role("failed", r.paper_failed),
-                _role("void", 1, "all: not measurable")
-                if r.not_measurable
-                else _role("void", r.paper_void, f"{r.paper_void} ({r.void_by})")
-                if r.paper_void
-                else "0",
-                _role("failed", r.sanity_failed, f"{r.sanity_passed}/{r.sanity_total}")
-                if r.sanity_failed
-                else f"{r.sanity_passed}/{r.sanity_total}",
+                _cell(f"{r.paper_passed}/{r.paper_total}", "passed", r.paper_passed > 0),
+                _cell(r.paper_failed, "failed", r.paper_failed > 0),
+                _cell(void, "void", void != "0"),
+                _cell(f"{r.sanity_passed}/{r.sanity_total}", "failed", r.sanity_failed > 0),
             ]
         if robustness is not None:
             cells.append(seeds.get((paper, fig), "not in the robustness run"))

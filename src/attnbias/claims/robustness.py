@@ -325,7 +325,7 @@ def figure_summary(table: pd.DataFrame) -> dict[tuple[str, str], str]:
         n = {
             "seed-fragile": p.status.isin(["fragile", "rate-holds", "rate-fails"]).sum(),
             "fail on every valid seed": (p.status == "fails").sum(),
-            "void on some seed": (p["void"] > 0).sum(),
+            "void on some seed": (p["void"] > 0).sum() if "void" in p else 0,
         }
         parts += [f"{v} {k}" for k, v in n.items() if v]
         sanity = t[(t.kind == "sanity") & ~t.status.isin(["holds", "once-holds"])]

@@ -99,8 +99,9 @@ def counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
                 row[f"{kind}_{v}"] = int((k.verdict == v).sum())
             row[f"{kind}_total"] = len(k)
         row["identities"] = int((g.kind == "identity").sum())
-        row["void_by"] = ", ".join(dict.fromkeys(x for x in g.void_by if x))
         nm = g[(g.kind == "sanity") & (g.claim == NOT_MEASURABLE) & (g.verdict == "failed")]
+        void_by = [*(x for x in g.void_by if x), *([NOT_MEASURABLE] if len(nm) else [])]
+        row["void_by"] = ", ".join(dict.fromkeys(void_by))
         row["not_measurable"] = ", ".join(dict.fromkeys(f"{p} {f}" for p, f in
                                                         zip(nm.paper, nm.figure, strict=True)))
         out.append(row)
@@ -117,8 +118,7 @@ def _paper_cell(row) -> str:
         f"{row['paper_void']} void"
     )
     if row["not_measurable"]:
-        n = len(row["not_measurable"].split(", "))
-        text += f"; {n} figure(s) not measurable, every paper claim void (uncounted)"
+        text += f"; not measurable: {row['not_measurable']} (every paper claim void, uncounted)"
     return text
 
 
@@ -131,10 +131,9 @@ def headline(df: pd.DataFrame) -> str:
     failed.  Identities (not evidence): 5." — the evidence first, never pooled with the rest; a
     figure not measurable at its settings is named."""
     c = counts(df, []).iloc[0]
-    nm = f" ({c['not_measurable']})" if c["not_measurable"] else ""
     return (
-        f"{KIND_LABEL['paper']}: {_paper_cell(c)}{nm}.  {KIND_LABEL['sanity']}: "
-        f"{_sanity_cell(c)}.  Identities (not evidence): {int(c['identities'])}."
+        f"{KIND_LABEL['paper']}: {_paper_cell(c)}.  {KIND_LABEL['sanity']}: {_sanity_cell(c)}.  "
+        f"Identities (not evidence): {int(c['identities'])}."
     )
 
 
