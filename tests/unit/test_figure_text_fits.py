@@ -7,14 +7,17 @@ also with the control banner on top.  Every text the renderer actually draws (ti
 axis and tick labels, legends, annotations, table cells, colour-bar labels) must lie inside the
 canvas within 1 px, and no title may overlap another text.
 
-The figures come from the plotting modules themselves (every public function), checked against
-the workflow's figure table, so a new figure is drawn here without being listed: its data groups
-must have a builder below, or its test fails (it is never skipped).
+The figures come from the plotting modules themselves (every public function), so a new figure
+is drawn here without being listed: its data groups must have a builder below, or its test fails
+(it is never skipped).  Every figure the workflow registers has its plotting function
+(tests/workflow/test_figure_registry.py, a dry run), so none escapes; the list is also checked
+against the table of test_figure_functions.py.  The not-measurable stand-in figure and the
+robustness picture are drawn too.
 
 The tables are made up (a few formulas, shaped like the experiments' output, their meta with the
-keys the figures read), except the quick toy groups (maxmargin, lowrank Fig 1/A/L, nucnorm), which
-are computed for real at a few hundred steps.  The fastrates groups carry log10 values far below
-float64's range (the data keep them in log space), as the real runs do.
+keys the figures read, stand-in names included), except the quick toy groups (maxmargin 1-5, 8, 9,
+lowrank Fig 1/A/L, nucnorm p1, p3, p4), computed for real at a few hundred steps.  The fastrates
+groups carry log10 values far below float64's range, as the real runs do (computed in log space).
 """
 
 from __future__ import annotations
@@ -486,6 +489,59 @@ def test_not_measurable_figure_fits():
     figure = not_measurable_figure("lowrank fig3", reason)
     lay_out(figure)
     assert not text_problems(figure)
+
+
+def _seed_table(seeds=(0, 1, 2, 3)) -> pd.DataFrame:
+    """Claims × seeds of one paper, shaped like the robustness rule's concatenated seed tables."""
+    rows = []
+    for s in seeds:
+        for f in ("fig1a", "fig2", "fig10"):
+            for c in ("direction_converges_to_the_gmm", "norm_grows_like_log_t"):
+                for kind in ("paper", "sanity"):
+                    verdict = ("passed", "failed", "void")[(s + len(c) + len(f)) % 3]
+                    rows.append(dict(seed=s, paper="maxmargin", figure=f, claim=c, kind=kind,
+                                     verdict=verdict, passed=verdict == "passed",
+                                     margin=0.3 * s - 0.4, redrawn=True))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="plotting/robustness.py (not this test's file): its one-line title is wider than the "
+    "picture at 4 seeds; breaking it with plotting.style.fit_text fixes it",
+)
+def test_robustness_picture_fits():
+    from attnbias.plotting.robustness import robustness_grid
+
+    figure = robustness_grid(_seed_table(), "maxmargin")
+    lay_out(figure)
+    problems = text_problems(figure)
+    assert not problems, "\n".join(problems)
+
+
+def test_log_floor_stops_the_axis_at_the_stated_floor_and_keeps_the_rest():
+    from attnbias.plotting import new_figure
+    from attnbias.plotting.style import FLOAT_EPS, log_floor
+
+    t = np.arange(1, 101, dtype=float)
+    figure, (ax, clean) = new_figure(6.0, 3.0, ncols=2)
+    for a in (ax, clean):
+        a.set_yscale("log")
+    ax.plot(t, 10.0 ** np.maximum(-2.0 * t, -300.0))  # 1e-2 … down to the 10⁻³⁰⁰ clip
+    ax.fill_between(t, 0.5 * 10.0 ** (-2.0 * t), 2 * 10.0 ** (-2.0 * t))  # underflows to 0
+    ax.axvline(10, color="k")  # axes-coordinate y: neither counted nor clipped
+    floor = log_floor(ax)
+    assert floor == pytest.approx(FLOAT_EPS["float64"] * 2 * 10.0**-2)
+    y = ax.lines[0].get_ydata()
+    assert y.min() == floor and y[:7].tolist() == (10.0 ** (-2.0 * t[:7])).tolist()
+    band = np.concatenate([p.vertices[:, 1] for p in ax.collections[0].get_paths()])
+    assert band.min() == floor
+    assert list(ax.lines[1].get_ydata()) == [0, 1]  # the axvline
+    bottom = ax.get_ylim()[0]
+    assert floor / 100 < bottom < floor  # not 10⁻³⁰⁰
+    assert ax.lines[-1].get_ydata()[0] == floor and "float64 floor" in ax.texts[-1].get_text()
+    clean.plot(t, 1 / t)  # nothing below ε × max: nothing drawn, nothing changed
+    assert log_floor(clean) is None and not clean.texts and len(clean.lines) == 1
 
 
 def test_the_check_can_fail():

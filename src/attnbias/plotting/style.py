@@ -152,6 +152,9 @@ def log_floor(
     for a in artists:
         _clip_y(a, floor)
     top = ax.get_ylim()[1]
+    if ax.get_autoscaley_on():  # the top autoscaled with the values below the floor: redo it
+        hi = np.log10(max(float(values.max()) if values.size else floor, floor))
+        top = 10.0 ** (hi + 0.05 * (hi - np.log10(floor)))
     span = np.log10(top) - np.log10(floor)
     ax.set_ylim(10.0 ** (np.log10(floor) - 0.1 * span), top)
     text = label or f"{precision} floor (ε × max)"
