@@ -544,6 +544,7 @@ def test_log_floor_stops_the_axis_at_the_stated_floor_and_keeps_the_rest():
     assert log_floor(clean) is None and not clean.texts and len(clean.lines) == 1
 
 
+@pytest.mark.filterwarnings("ignore:Tight layout not applied:UserWarning")  # it cannot fit: meant
 def test_the_check_can_fail():
     from attnbias.plotting import new_figure
 
