@@ -33,6 +33,7 @@ include: "workflow/rules/training.smk"
 include: "workflow/rules/robustness_table.smk"
 include: "workflow/rules/robustness.smk"
 include: "workflow/rules/hooks.smk"
+include: "workflow/rules/hints.smk"
 
 
 CLOSURES.save()  # the import closures of the jobs' code (common.smk), for the next process
@@ -42,3 +43,7 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+# Label the named targets (--list-target-rules), and the cluster notes of a dry run (targets.smk).
+finish_targets()

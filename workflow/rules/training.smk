@@ -21,7 +21,8 @@ rule train:
         unpack(
             lambda wildcards: dict(
                 _sweep(wildcards)["inputs"],
-                code=_sweep(wildcards)["code"],
+                # (+ gpu_note: no file; a note when this machine has no CUDA, targets.smk)
+                code=_sweep(wildcards)["code"] + gpu_note(wildcards),
                 shared=shared_batches(wildcards),
             )
         ),
