@@ -44,16 +44,21 @@ def test_gpt2_config_ids_padding_and_loss():
         pad_vocab_to=64,
     )
     assert (m.config.bos_token_id, m.config.eos_token_id, m.config.vocab_size) == (0, 0, 128)
+    assert m.config.real_vocab_size == 100
     assert m.lm_head.weight is m.transformer.wte.weight
     ids = torch.randint(0, 100, (3, 16), generator=torch.Generator().manual_seed(0))
     loss, _ = lm_loss(m, {"ids": ids})
-    ref = m(input_ids=ids, labels=ids).loss  # transformers' own shifted cross-entropy
+    # transformers' own shifted cross-entropy, of the unpadded model with the same weights: the
+    # padded rows are not part of the softmax
+    twin = build_gpt2(100, 16, 32, 2, 4, eos_id=0, attn="sdpa")
+    state = m.state_dict()
+    twin.load_state_dict({k: v[:100] if k.endswith("wte.weight") or k == "lm_head.weight" else v
+                          for k, v in state.items()})  # fmt: skip
+    ref = twin(input_ids=ids, labels=ids).loss
     loss, ref = float(loss.detach()), float(ref.detach())
     assert loss == pytest.approx(ref, rel=1e-6)
     assert eval_lm_loss(m, ids, batch_size=2) == pytest.approx(ref, rel=1e-6)
-    assert loss == pytest.approx(
-        math.log(128), rel=0.05
-    )  # random init: near uniform  # random init: near uniform
+    assert loss == pytest.approx(math.log(100), rel=0.05)  # random init: near uniform
     with pytest.raises(ValueError):
         build_gpt2(10, 8, 8, 1, 2, eos_id=10)
 

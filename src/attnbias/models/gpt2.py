@@ -7,6 +7,13 @@ Weight decay (docs/papers/lowrank.md#what-gets-weight-decay): λ_SA on the self-
 embedding is tied to the output layer) get none.  GPT-2 names both output projections ``c_proj``, so
 groups are decided by the full module path.  :func:`decay_groups` is the generic builder (the ViT
 groups live in :mod:`attnbias.models.vit`).
+
+Speed (GPU): the vocabulary may be padded to a multiple of 64 rows (``pad_vocab_to``); the loss
+and the evaluation still score the true vocabulary only (the padded logits are sliced off before
+the softmax, so the padded rows get no gradient and the loss equals the unpadded model's up to
+float rounding).  The model builds no key/value cache (``use_cache=False``) and attends with
+:data:`ATTN_UNPADDED`, transformers' SDPA attention registered for unpadded windows: no mask is
+built, so SDPA runs its causal flash kernel under ``torch.compile`` as it does in eager mode.
 """
 
 from __future__ import annotations
@@ -14,6 +21,14 @@ from __future__ import annotations
 import re
 
 import torch
+
+# transformers' SDPA attention under a name of its own, with no mask function: the model then
+# passes no mask and SDPA runs with is_causal=True.  Under torch.compile, transformers' "sdpa"
+# builds a full (b, 1, t, t) boolean mask instead (it cannot check the position ids for packed
+# sequences while tracing, and before about v5.20 it also refused the causal shortcut), and SDPA
+# falls back to its masked kernel over the whole square.  No padding masks (a model built with it
+# refuses them); the token windows here are never padded.
+ATTN_UNPADDED = "sdpa_unpadded"
 
 # (group name, regular expression on the parameter name); the first match wins, the rest is "none"
 GPT2_DECAY_GROUPS = (
@@ -24,12 +39,15 @@ GPT2_DECAY_GROUPS = (
 
 def build_gpt2(vocab_size: int, n_positions: int, n_embd: int, n_layer: int, n_head: int,
                eos_id: int, seed: int = 0, dropout: float = 0.0, pad_vocab_to: int = 1,
-               attn: str = "sdpa"):  # fmt: skip
+               attn: str = ATTN_UNPADDED):  # fmt: skip
     """A randomly initialised ``GPT2LMHeadModel`` (tied embeddings, GELU MLP 4×).
 
     ``bos_token_id``/``eos_token_id`` are set to ``eos_id`` (GPT2Config's default 50256 is wrong for
     a small vocabulary).  ``pad_vocab_to`` rounds the embedding rows up to a multiple (e.g. 64 for
-    50,257 → 50,304, faster matrix multiplies on GPU; the extra rows are never targets).
+    50,257 → 50,304, faster matrix multiplies on GPU); ``config.real_vocab_size`` keeps the true
+    vocabulary, the only columns :func:`lm_loss` and :func:`eval_lm_loss` score (the extra rows are
+    never targets and never inputs, so they get no gradient).  ``attn``: :data:`ATTN_UNPADDED`
+    (default), or any of transformers' implementations ("sdpa", "eager").
     """
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -38,6 +56,10 @@ def build_gpt2(vocab_size: int, n_positions: int, n_embd: int, n_layer: int, n_h
     rows = -(-vocab_size // pad_vocab_to) * pad_vocab_to
     cfg = GPT2Config(
         vocab_size=rows,
+        real_vocab_size=vocab_size,
+        # no key/value cache: nothing here generates; with it every layer copied its keys and
+        # values into the cache in each training forward (and kept the copies for backward)
+        use_cache=False,
         n_positions=n_positions,
         n_embd=n_embd,
         n_layer=n_layer,
@@ -56,8 +78,30 @@ def build_gpt2(vocab_size: int, n_positions: int, n_embd: int, n_layer: int, n_h
     )
     torch.manual_seed(seed)
     model = GPT2LMHeadModel(cfg)
+    if attn == ATTN_UNPADDED:
+        register_attention()
+        model.register_forward_pre_hook(_refuse_padding_mask, with_kwargs=True)
     model.set_attn_implementation(attn)
     return model
+
+
+def register_attention() -> None:
+    """Register :data:`ATTN_UNPADDED` with transformers (idempotent): its SDPA attention function
+    and no mask function, so that models using it receive no attention mask."""
+    from transformers import AttentionInterface
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    if ATTN_UNPADDED not in ALL_ATTENTION_FUNCTIONS.valid_keys():
+        AttentionInterface.register(ATTN_UNPADDED, ALL_ATTENTION_FUNCTIONS["sdpa"])
+
+
+def _refuse_padding_mask(module, args, kwargs):
+    """:data:`ATTN_UNPADDED` drops attention masks: refuse one rather than ignore it."""
+    if module.config._attn_implementation == ATTN_UNPADDED and (
+        kwargs.get("attention_mask") is not None or (len(args) > 2 and args[2] is not None)
+    ):
+        raise ValueError(f"attention {ATTN_UNPADDED!r} takes no attention mask (unpadded windows "
+                         "only); build the model with attn='sdpa' for padded batches")
 
 
 def decay_groups(model: torch.nn.Module, rules, lambdas: dict[str, float]) -> list[dict]:
@@ -89,23 +133,45 @@ def gpt2_param_groups(model, lam_sa: float, lam_mlp: float) -> list[dict]:
     return decay_groups(model, GPT2_DECAY_GROUPS, {"attn": lam_sa, "mlp": lam_mlp})
 
 
+def real_vocab_size(model) -> int:
+    """The true vocabulary of a model from :func:`build_gpt2` (its embedding may have more rows)."""
+    cfg = model.config
+    return int(getattr(cfg, "real_vocab_size", None) or cfg.vocab_size)
+
+
+def next_token_ce(logits: torch.Tensor, ids: torch.Tensor, vocab: int,
+                  reduction: str = "mean") -> torch.Tensor:  # fmt: skip
+    """Cross-entropy of ``ids[:, 1:]`` given ``logits[:, :-1]`` over the first ``vocab`` columns.
+
+    The targets are ``ids`` shifted left with the last position ignored (``-100``), so the (b, t, V)
+    logits are used as they are instead of through a sliced copy of b·(t − 1) rows; the mean is over
+    the t − 1 predicted positions, as before.  Columns past ``vocab`` (a padded vocabulary) are cut
+    off before the softmax: the loss is the true vocabulary's, and the padded rows get no gradient.
+    """
+    targets = torch.nn.functional.pad(ids[:, 1:], (0, 1), value=-100)
+    if logits.shape[-1] != vocab:
+        logits = logits[..., :vocab]
+    return torch.nn.functional.cross_entropy(logits.float().flatten(0, 1), targets.flatten(),
+                                             ignore_index=-100, reduction=reduction)  # fmt: skip
+
+
 def lm_loss(model, batch) -> tuple[torch.Tensor, dict]:
     """Mean next-token cross-entropy of ``batch["ids"]`` (b, t) over the t − 1 predicted
-    positions."""
+    positions and the true vocabulary (:func:`next_token_ce`)."""
     ids = batch["ids"]
-    logits = model(input_ids=ids).logits
-    loss = torch.nn.functional.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]),
-                                             ids[:, 1:].reshape(-1))
-    return loss, {}
+    logits = model(input_ids=ids, use_cache=False).logits
+    return next_token_ce(logits, ids, real_vocab_size(model)), {}
 
 
 @torch.no_grad()
 def eval_lm_loss(model, windows: torch.Tensor, batch_size: int = 64, device=None,
                  bf16: bool = False) -> float:
-    """Mean next-token cross-entropy (nats per token) over (n, ctx) windows, in float64 sums."""
+    """Mean next-token cross-entropy (nats per token) over (n, ctx) windows and the true
+    vocabulary, in float64 sums."""
     import contextlib
 
     device = device or next(model.parameters()).device
+    vocab = real_vocab_size(model)
     was = model.training
     model.eval()
     total, count = 0.0, 0
@@ -116,9 +182,8 @@ def eval_lm_loss(model, windows: torch.Tensor, batch_size: int = 64, device=None
         else:
             ctx = contextlib.nullcontext()
         with ctx:
-            logits = model(input_ids=ids).logits
-        ce = torch.nn.functional.cross_entropy(logits[:, :-1].float().reshape(-1, logits.shape[-1]),
-                                               ids[:, 1:].reshape(-1), reduction="sum")
+            logits = model(input_ids=ids, use_cache=False).logits
+        ce = next_token_ce(logits, ids, vocab, reduction="sum")
         total += float(ce.double())
         count += ids[:, 1:].numel()
     model.train(was)

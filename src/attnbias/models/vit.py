@@ -43,8 +43,59 @@ def build_vit(image_size: int, patch_size: int, channels: int, hidden: int, laye
     )
     torch.manual_seed(seed)
     model = ViTForImageClassification(cfg)
+    skip_full_sdpa_masks()
     model.set_attn_implementation("sdpa")
     return model
+
+
+def skip_full_sdpa_masks() -> None:
+    """Let transformers' SDPA attention skip an all-true mask under ``torch.compile`` too.
+
+    Without a padding mask, with no cache offset and as many queries as keys, transformers builds
+    no mask in eager mode (bidirectional attention runs without one, causal as ``is_causal``), so
+    SDPA takes its flash kernel.  Versions before about 5.20 refused that shortcut while Dynamo
+    traces: a compiled ViT materialised a (b, 1, n, n) all-true mask and SDPA fell back to its
+    masked kernel (on an H100 the compiled ViT-B/2 step was slower than the eager one).  This wraps
+    the ``"sdpa"`` mask function (process-wide, idempotent) to return ``None`` in exactly that
+    case, unless exporting; every other case (a padding mask, offsets, sliding windows, packed or
+    custom mask functions) goes to the library's function unchanged, and no numbers change."""
+    from transformers.masking_utils import (
+        ALL_MASK_ATTENTION_FUNCTIONS,
+        AttentionMaskInterface,
+        bidirectional_mask_function,
+        causal_mask_function,
+    )
+
+    inner = ALL_MASK_ATTENTION_FUNCTIONS["sdpa"]
+    if getattr(inner, "skips_full_masks", False):
+        return
+
+    def sdpa_mask_unless_full(*args, **kwargs):
+        if not args and _full_attention(kwargs, causal_mask_function, bidirectional_mask_function):
+            return None
+        return inner(*args, **kwargs)
+
+    sdpa_mask_unless_full.skips_full_masks = True
+    AttentionMaskInterface.register("sdpa", sdpa_mask_unless_full)
+
+
+def _full_attention(kw: dict, causal_fn, bidirectional_fn) -> bool:
+    """Whether the keyword arguments of transformers' ``sdpa_mask`` describe the plain causal or
+    all-true bidirectional pattern of unpadded, self-contained sequences (no mask needed)."""
+    if kw.get("attention_mask") is not None or kw.get("local_size") is not None:
+        return False
+    if torch.compiler.is_exporting():
+        return False
+    q, kv = kw.get("q_length"), kw.get("kv_length")
+    offsets = (kw.get("q_offset", 0), kw.get("kv_offset", 0))
+    if type(q) is not int or q != kv or any(type(o) is not int or o != 0 for o in offsets):
+        return False
+    fn = kw.get("mask_function", causal_fn)
+    if fn is causal_fn:
+        return bool(kw.get("allow_is_causal_skip", True))
+    if fn is bidirectional_fn:
+        return bool(kw.get("allow_is_bidirectional_skip", False))
+    return False
 
 
 def vit_param_groups(model, lam_attn: float, lam_other: float) -> list[dict]:
