@@ -12,24 +12,32 @@ command and timings.  Commit ``fig2.csv``/``fig2.json`` under ``workflow/precomp
 for ``--config scale=paper gpu_results=precomputed``.
 
 Needs torch, numpy, pandas and PyYAML, not Snakemake; run from the repository root with
-``PYTHONPATH=src``.  A smoke test (all 18 runs at the paper sizes, 150 updates; prints seconds
-per update and the predicted time of the whole figure)::
+``PYTHONPATH=src``.  A smoke test (the runs of seed 0 at the paper sizes, 150 updates; prints
+seconds per update and the predicted training time of the part)::
 
-    PYTHONPATH=src python3 benchmarks/recall_paper_run.py --out /tmp/smoke --steps 150
+    PYTHONPATH=src python3 benchmarks/recall_paper_run.py --out /tmp/smoke --steps 150 --seeds 0
 
-The figure, within a time budget (training stops in time to save its checkpoint and exits with
-status 3; the same command resumes from the checkpoint, e.g. on the same machine)::
+Cost on one H100 (2026-11-27, float32 like every recall run: no TF32, no bf16): a training update
+of R runs side by side took 4.5 ms (R = 1), 14.6 ms (R = 6), 25.9 ms (R = 12) and 39.0 ms
+(R = 18); 42.6 ms at R = 18 with the metrics of every 50th update computed in turn (they now
+run beside the training), so the whole figure (20,000 updates) needs about 13-14 minutes of GPU
+time.  It is therefore made in
+parts, one seed (6 runs, about 5.5 minutes) per call, each within a time budget::
 
-    PYTHONPATH=src python3 benchmarks/recall_paper_run.py --out $OUT/fig2 --max-seconds 560 \\
-        --checkpoint-dir /tmp/fig2_ckpt --pack --commit <sha>
+    PYTHONPATH=src python3 benchmarks/recall_paper_run.py --out /tmp/seed0 --seeds 0 \
+        --max-seconds 560 --checkpoint-dir /tmp/ckpt --pack --commit <sha>
+
+and gathered where the parts' files are (``--gather-only --runs-from <part>/runs …``, no GPU).
+A part out of time stops in time to save its checkpoint and exits with status 3; the same
+command resumes from it where the checkpoint folder is still there (the same machine).
 
 Resumable in two ways: from the checkpoint (all runs together, every ``--checkpoint-every``
 updates and when the budget ends; large: weights and Adam moments of every run), and run by run:
 a run whose files are in ``<out>/runs`` or in ``--runs-from`` (the ``runs/`` of an earlier part,
-same settings) is not trained again, so the figure may be made in parts (``--lambdas``/``--seeds``
-choose a part's runs) and gathered at the end (``--gather-only``, no GPU needed).  ``--pack``
-writes ``fig2.tar.gz`` (once every run is done; else ``runs.tar.gz``, the finished runs) in pieces
-of at most 15 MiB: ``cat fig2.tar.gz.* | tar -xzf -`` joins and unpacks them.
+same settings; the part's ``production.json`` beside it goes into the table's provenance) is not
+trained again.  ``--pack`` writes ``fig2.tar.gz`` (once every run is done; else ``runs.tar.gz``,
+the finished runs) in pieces of at most 15 MiB: ``cat fig2.tar.gz.* | tar -xzf -`` joins and
+unpacks them.
 """
 
 from __future__ import annotations
@@ -255,7 +263,7 @@ def main(argv=None) -> int:
                               "after the first")  # fmt: skip
             prov["predicted_train_s_at_preset_steps"] = per * paper_block(None)["steps"]
             log.info("seconds per update (R = %d, metrics included): %.4f; %d preset steps: "
-                     "%.0f s", len(todo), per, paper_block(None)["steps"],
+                     "%.0f s of training", len(todo), per, paper_block(None)["steps"],
                      prov["predicted_train_s_at_preset_steps"])  # fmt: skip
         if use_cuda:
             prov["gpu_peak_mem_mb"] = round(torch.cuda.max_memory_allocated(device) / 2**20)

@@ -107,5 +107,10 @@ def test_a_figure_made_in_parts_is_gathered_to_the_same_table(whole, tmp_path):
     c = tmp_path / "c"
     assert _run("--out", c, "--gather-only", "--runs-from", a / "runs", b / "runs") == 0
     assert (c / "fig2.csv").read_bytes() == (whole / "fig2.csv").read_bytes()
+    prov = json.loads((c / "fig2.json").read_text())["production"]
+    assert prov["trained_here"] == [] and prov["status"] == "gathered"
+    assert [part["trained_here"] for part in prov["parts"]] == [[[0.0, 0], [1.0, 0]],
+                                                                [[0.0, 1], [1.0, 1]]]  # fmt: skip
+    assert all(part["status"] == "finished" for part in prov["parts"])
     with pytest.raises(SystemExit):
         _run("--out", c, "--seeds", 7)  # not a seed of the preset

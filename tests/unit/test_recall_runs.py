@@ -172,8 +172,14 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
     with pytest.raises(KeyboardInterrupt):
         recall.train_recall_runs(SETTINGS, POINTS, checkpoint=ckpt, metric_workers=2)
     assert torch.load(ckpt, weights_only=False)["epoch"] == 1
-    resumed = recall.train_recall_runs(SETTINGS, POINTS, checkpoint=ckpt, data_workers=2)
+    resumed = recall.train_recall_runs(SETTINGS, POINTS, checkpoint=ckpt, data_workers=2,
+                                       metric_workers=2)  # fmt: skip
     for got, want in zip(resumed, full, strict=True):
+        pd.testing.assert_frame_equal(got[0], want)
+    # metrics computed in the background while training goes on: the same rows
+    monkeypatch.setattr(recall, "head_rows", real)
+    ahead = recall.train_recall_runs(SETTINGS, POINTS, data_workers=2, metric_workers=3)
+    for got, want in zip(ahead, full, strict=True):
         pd.testing.assert_frame_equal(got[0], want)
     # another set of runs never resumes this (finished) checkpoint: it trains from the start
     assert torch.load(ckpt, weights_only=False)["epoch"] == 3

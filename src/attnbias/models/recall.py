@@ -223,11 +223,12 @@ class RecallRuns(nn.Module):
         return {k: v.detach().cpu().clone() for k, v in out.items()}
 
     @torch.no_grad()
-    def run_views(self) -> list[RunFactors]:
+    def run_views(self, attn: Sequence[torch.Tensor] | None = None) -> list[RunFactors]:
         """One object per run with the one model's ``attention_factors()`` (for the rank
         metrics, :func:`attnbias.metrics.rank.model_head_metrics`), from a CPU copy of the
-        attention weights taken now (one transfer for every run)."""
-        cpu = [w.detach().to("cpu", torch.float64) for w in self.attn]
+        attention weights taken now (one transfer for every run), or of ``attn``, a copy of
+        them taken earlier (:meth:`attention_weights`, in order)."""
+        cpu = [w.detach().to("cpu", torch.float64) for w in (self.attn if attn is None else attn)]
         layers = [cpu[4 * i : 4 * i + 4] for i in range(self.n_layers)]
         return [RunFactors([[w[r] for w in ws] for ws in layers], self.n_heads)
                 for r in range(self.n_runs)]  # fmt: skip

@@ -124,8 +124,8 @@ def train_recall_runs(
     whole epochs), so a killed job resumes from ``checkpoint`` with the same result.  ``stop(
     epoch)``, asked after each epoch, may end training early (a time budget): the checkpoint is
     saved and :class:`Paused` raised.  ``data_workers``: threads drawing the next updates'
-    batches while the GPU trains; ``metric_workers``: threads computing the runs' metrics (both
-    change no number).
+    batches while the GPU trains; ``metric_workers``: threads computing the runs' metrics, while
+    training goes on (both change no number).
 
     ``control="null"`` (the negative control of ``--config control=null``) trains with λ = 0 on
     the attention matrices whatever ``lam`` says; ``lam`` stays the run's label (its column and
@@ -158,11 +158,13 @@ def train_recall_runs(
     chunk = math.gcd(int(s.log_every), int(s.steps))
     every = int(checkpoint_every or s.log_every)
     batches = RecallBatches(task, s.batch, seeds, workers=data_workers)
-    pool = None
+    pool = collector = None
     if metric_workers > 0:
         from concurrent.futures import ThreadPoolExecutor
 
         pool = ThreadPoolExecutor(metric_workers, thread_name_prefix="recall-metrics")
+        collector = ThreadPoolExecutor(1, thread_name_prefix="recall-log")
+    pending: list[tuple[list, object]] = []  # (a logged step's rows, filled when computed)
     t0 = time.perf_counter()
 
     def batch_fn(step, generator=None):
@@ -179,13 +181,10 @@ def train_recall_runs(
     def loss_fn(m, b):
         return run_losses(m, b).sum(), {}
 
-    def on_epoch_end(m, epoch):
-        step = epoch * chunk
-        if step % s.log_every and step != s.steps:
-            return {"step": step}
-        with torch.no_grad():
-            losses = run_losses(m, {k: v.to(dev) for k, v in batch_fn(step).items()}).tolist()
-        views = m.run_views()
+    def step_rows(step, losses, attn) -> list[list[dict]]:
+        """Every run's rows at ``step``: its head metrics and its loss."""
+        losses = losses.tolist()  # (waits for the device)
+        views = model.run_views(attn)
 
         def run_rows(r):
             return [
@@ -198,7 +197,38 @@ def train_recall_runs(
         ]  # fmt: skip
         log.info("step %d loss %s (%.1f s)", step, " ".join(f"{v:.4f}" for v in losses),
                  time.perf_counter() - t0)  # fmt: skip
+        return rows
+
+    def settle(everything: bool) -> None:
+        """Fill the rows of the logged steps computed in the background (all: wait for them)."""
+        while pending and (everything or pending[0][1].done()):
+            rows, future = pending.pop(0)
+            rows[:] = future.result()
+
+    def on_epoch_end(m, epoch):
+        step = epoch * chunk
+        settle(False)
+        if step % s.log_every and step != s.steps:
+            return {"step": step}
+        with torch.no_grad():
+            losses = run_losses(m, {k: v.to(dev) for k, v in batch_fn(step).items()})
+            if collector is None:
+                return {"step": step, "rows": step_rows(step, losses, None)}
+            # with metric workers the metrics of this step's weights (a copy on the device) are
+            # computed while training goes on; the history's list is filled before any
+            # checkpoint (below) and at the end
+            attn = [w.detach().clone() for w in m.attention_weights()]
+        rows: list = [None] * n_runs
+        pending.append((rows, collector.submit(step_rows, step, losses, attn)))
         return {"step": step, "rows": rows}
+
+    def halt(epoch) -> bool:
+        """``stop``, after filling every logged step's rows where a checkpoint follows."""
+        stopping = bool(stop(epoch)) if stop is not None else False
+        saved = checkpoint is not None and (epoch % cfg.ckpt_every == 0 or epoch == cfg.epochs)
+        if stopping or saved:
+            settle(True)
+        return stopping
 
     cfg = TrainConfig(
         epochs=s.steps // chunk,
@@ -227,12 +257,14 @@ def train_recall_runs(
             image_key=None,
             progress=False,
             batch_fn=batch_fn,
-            stop=stop,
+            stop=halt if (stop is not None or collector is not None) else None,
         )
+        settle(True)
     finally:
         batches.close()
-        if pool is not None:
-            pool.shutdown()
+        for executor in (collector, pool):
+            if executor is not None:
+                executor.shutdown(cancel_futures=True)
     if history[-1]["epoch"] < cfg.epochs:
         raise Paused(history[-1]["epoch"] * chunk, checkpoint)
     correct = np.zeros(n_runs, dtype=np.int64)
