@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import torch
@@ -30,6 +32,85 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 PEAK = 989e12
+
+
+# kernel (GPU) or operator (CPU) names -> where a step's time goes; the first match wins, so the
+# attention kernels (some are CUTLASS) come before the matrix multiplies and LayerNorm before the
+# optimiser's norms.  Inductor names its fused kernels after the ops they hold.
+KERNEL_GROUPS = (
+    ("attention", r"flash|fmha|attention|sdpa|cudnn_sdp|cutlassF|cutlassB"),
+    ("loss", r"log_softmax|nll_loss|cross_entropy|logsumexp"),
+    ("layernorm", r"layer_norm|layernorm"),
+    ("gelu", r"gelu|tanh"),
+    ("optimizer", r"adam|sgd|multi_tensor|foreach|lpnorm|clip_grad|_amp_"),
+    ("matmul", r"gemm|nvjet|xmma|cutlass|cublas|aten::(add)?mm$|aten::bmm|matmul|sm[89]0_"),
+    ("conv", r"conv|implicit_convolve|winograd"),
+    ("embedding", r"embedding|index_put|indexing_backward|scatter|gather"),
+    ("copy/cast", r"copy|memcpy|memset|cast|convert|fill"),
+)
+
+
+def kernel_group(name: str) -> str:
+    low = name.lower()
+    return next((g for g, rx in KERNEL_GROUPS if re.search(rx, low)), "other")
+
+
+def _matmul_role(shapes, dims: dict) -> str:
+    flat = {int(x) for s in shapes or () if isinstance(s, (list, tuple)) for x in s}
+    if dims.get("vocab") and dims["vocab"] in flat:
+        return "lm_head"
+    if dims.get("classes") and dims["classes"] in flat and dims.get("d") in flat:
+        return "classifier"
+    if dims.get("mlp") and dims["mlp"] in flat:
+        return "mlp"
+    return "attention_projections"
+
+
+def profile_table(prof, dims: dict, top: int = 25, step_ms: float | None = None) -> dict:
+    """Where one profiled training step goes: kernel time by :data:`KERNEL_GROUPS` (GPU kernels;
+    on a CPU-only run the operators' own CPU time), the matrix multiplies split by role from their
+    input shapes (``dims``: d, mlp, vocab, classes), and the ``top`` kernels.  ``step_ms``: the
+    step's wall time, to show how busy the device was."""
+    from torch.autograd import DeviceType
+
+    events = list(prof.events())
+    gpu = [e for e in events if e.device_type != DeviceType.CPU]
+    if gpu:
+        items = [(e.name, e.time_range.elapsed_us()) for e in gpu]
+    else:
+        items = [(e.name, e.self_cpu_time_total) for e in events if e.name.startswith("aten::")]
+    groups, names, counts = defaultdict(float), defaultdict(float), defaultdict(int)
+    for name, us in items:
+        groups[kernel_group(name)] += us
+        names[name] += us
+        counts[name] += 1
+    roles = defaultdict(float)
+    for e in events:
+        if e.device_type == DeviceType.CPU and e.name in ("aten::mm", "aten::addmm", "aten::bmm"):
+            us = e.self_device_time_total if gpu else e.self_cpu_time_total
+            roles[_matmul_role(e.input_shapes, dims)] += us
+    total = sum(us for _, us in items)
+
+    def ms(d):
+        return {k: round(us / 1e3, 3) for k, us in sorted(d.items(), key=lambda kv: -kv[1])}
+
+    top_names = sorted(names, key=lambda n: -names[n])[:top]
+    out = {
+        "timer": "GPU kernel time" if gpu else "CPU operator self time",
+        "total_ms": total / 1e3,
+        "groups_ms": ms(groups),
+        "groups_frac": {g: round(us / total, 4) for g, us in groups.items()} if total else {},
+        "matmul_roles_ms": ms(roles),
+        "top": [
+            {"name": n[:160], "group": kernel_group(n), "ms": round(names[n] / 1e3, 3),
+             "calls": counts[n]}
+            for n in top_names
+        ],
+    }  # fmt: skip
+    if step_ms:
+        out["step_ms"] = step_ms
+        out["busy_frac"] = round(total / 1e3 / step_ms, 4)
+    return out
 
 
 def step_time(step, warm: int, iters: int, cuda: bool) -> float:
