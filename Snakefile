@@ -7,7 +7,15 @@ min_version("9.19")
 
 # The quick preset is config.yaml; `--config scale=paper` overlays workflow/presets/paper.yaml on
 # it (only the values the paper preset changes).  Command-line --configfile/--config values are
-# applied last, on top of either preset.
+# applied last, on top of either preset.  (Snakemake reads --configfile and --config before this
+# file; the preset files are read here, so a broken one is reported with its line.)
+from attnbias.config_rules import yaml_problem
+
+for _preset in ("config.yaml", "workflow/presets/paper.yaml"):
+    if yaml_problem(_preset):
+        raise WorkflowError(yaml_problem(_preset))
+
+
 configfile: "config.yaml"
 
 

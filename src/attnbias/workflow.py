@@ -443,6 +443,10 @@ def schema_problem(value, schema: dict, path: str = "") -> str | None:
         known = ", ".join(sorted(sub.get("properties", {})))
         lines = [f"config error at {where}: unknown key(s) {', '.join(unknown)}",
                  f"  allowed keys: {known}"]  # fmt: skip
+        glued = [k for k in unknown if ":" in str(k)]
+        if glued:  # YAML reads `steps:500` (no space after the colon) as one word
+            k, v = str(glued[0]).split(":", 1)
+            lines.append(f"  YAML needs a space after each colon: {{{k}: {v}}}, not {{{glued[0]}}}")
     else:
         bounds = ("type", "enum", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum",
                   "minItems", "maxItems")  # fmt: skip
@@ -451,7 +455,6 @@ def schema_problem(value, schema: dict, path: str = "") -> str | None:
         lines = [f"config error at {where}: {error.message[:200]}",
                  f"  allowed: {desc[:200]}{' ' if desc else ''}{limits}",
                  f"  given: {error.instance!r}"[:240]]  # fmt: skip
-    lines.append("  (nested settings are easiest in a --configfile YAML file; see README, Presets)")
     return "\n".join(lines)
 
 

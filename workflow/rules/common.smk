@@ -41,8 +41,13 @@ def checked(section, schema_path, path=""):
     given (attnbias.workflow.schema_problem) instead of a dump of the whole schema."""
     schema = load_schema(schema_path)
     problem = schema_problem(section, schema, path)
-    if problem:
-        raise WorkflowError(problem)
+    if problem:  # + where the value was given (--config, or a file and line)
+        from attnbias.config_rules import value_origin
+
+        given = workflow.config_settings
+        scale = config.get("scale")
+        where = value_origin(problem, given.config, given.configfiles, ".", scale)
+        raise WorkflowError(problem + where)
     validate_with_defaults(section, schema)
 
 
