@@ -112,26 +112,9 @@ def main():
         grad_accum=accum,
         extra={"betas": tuple(s["betas"]), "eps": s["eps"], **({"fused": True} if gpu else {})},
     )
-    marks: list[float] = []
-    prof = None
+    from mfu_levers import StepMarks
 
-    def mark(m, step):
-        """Once per step, after its backward: synchronise and take the time (the interval between
-        two marks is one whole step: update, next batch, forward, backward)."""
-        nonlocal prof
-        if gpu:
-            torch.cuda.synchronize()
-        marks.append(time.perf_counter())
-        if step == warm - 1 and gpu:
-            torch.cuda.reset_peak_memory_stats()
-        if args.profile_out and step == warm + steps - 1:
-            from torch.profiler import ProfilerActivity, profile
-
-            acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])
-            prof = profile(activities=acts, record_shapes=True)
-            prof.start()
-        elif prof is not None and step == warm + steps:
-            prof.stop()
+    mark = StepMarks(gpu, warm, steps, profile=bool(args.profile_out))
 
     t0, c0 = time.perf_counter(), cpu_seconds()
     hist = fit(
@@ -149,7 +132,7 @@ def main():
     if gpu:
         torch.cuda.synchronize()
     wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
-    timed = marks[warm - 1 : warm + steps]
+    timed = mark.marks[warm - 1 : warm + steps]
     intervals = [b - a for a, b in zip(timed[:-1], timed[1:], strict=True)]
     step_s = statistics.median(intervals)
     tps = micro * accum * ctx / step_s
@@ -168,7 +151,7 @@ def main():
         "tokens_per_s": tps,
         "tflops": fpt * tps / 1e12,
         "mfu": fpt * tps / peak if peak else None,
-        "warmup_s": marks[warm - 1] - t0,
+        "warmup_s": mark.marks[warm - 1] - t0,
         "peak_mem_mb": torch.cuda.max_memory_allocated() / 2**20 if gpu else None,
         "loss": hist[-1]["train_loss"],
         "params_m": n_matrix / 1e6,
@@ -180,12 +163,12 @@ def main():
         "wall_s": wall,
         "cpu_s": cpu,
     }
-    if prof is not None:
+    if mark.prof is not None:
         from mfu_levers import profile_table
 
         c = model.config
         roles = {"d": c.n_embd, "mlp": 4 * c.n_embd, "vocab": c.vocab_size}
-        table = profile_table(prof, roles, step_ms=step_s * 1e3)  # the median step
+        table = profile_table(mark.prof, roles, step_ms=step_s * 1e3)  # the median step
         table.update(model="gpt2", micro=micro, accum=accum, compile=compile_)
         Path(args.profile_out).write_text(json.dumps(table, indent=1))
         out["profile_out"] = args.profile_out

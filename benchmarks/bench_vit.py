@@ -114,30 +114,15 @@ def main():
         augment_flip=s["augment_flip"],
         compile=compile_,
     )
-    marks: list[float] = []
-    prof = None
+    from mfu_levers import StepMarks
 
-    def mark(m, step):
-        nonlocal prof
-        if gpu:
-            torch.cuda.synchronize()
-        marks.append(time.perf_counter())
-        if step == warm - 1 and gpu:
-            torch.cuda.reset_peak_memory_stats()
-        if args.profile_out and step == warm + steps - 1:
-            from torch.profiler import ProfilerActivity, profile
-
-            acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])
-            prof = profile(activities=acts, record_shapes=True)
-            prof.start()
-        elif prof is not None and step == warm + steps:
-            prof.stop()
+    mark = StepMarks(gpu, warm, steps, profile=bool(args.profile_out))
 
     t0 = time.perf_counter()
     hist = fit(model, {"x": x, "y": y}, loss_fn, cfg, device, progress=False, after_backward=mark)
     if gpu:
         torch.cuda.synchronize()
-    timed = marks[warm - 1 : warm + steps]
+    timed = mark.marks[warm - 1 : warm + steps]
     intervals = [b - a for a, b in zip(timed[:-1], timed[1:], strict=True)]
     step_s = statistics.median(intervals)
     ips = batch / step_s
@@ -158,18 +143,18 @@ def main():
         "images_per_s": ips,
         "tflops": flops * ips / 1e12,
         "mfu": flops * ips / peak if peak else None,
-        "warmup_s": marks[warm - 1] - t0,
+        "warmup_s": mark.marks[warm - 1] - t0,
         "peak_mem_mb": torch.cuda.max_memory_allocated() / 2**20 if gpu else None,
         "loss": hist[-1]["train_loss"],
         "attn": model.config._attn_implementation,
         "device": name,
         "torch": torch.__version__,
     }
-    if prof is not None:
+    if mark.prof is not None:
         from mfu_levers import profile_table
 
         roles = {"d": s["hidden"], "mlp": s["mlp"], "classes": 10}
-        table = profile_table(prof, roles, step_ms=step_s * 1e3)  # the median step
+        table = profile_table(mark.prof, roles, step_ms=step_s * 1e3)  # the median step
         table.update(model="vit", batch=batch, tokens=tokens, compile=compile_)
         Path(args.profile_out).write_text(json.dumps(table, indent=1))
         out["profile_out"] = args.profile_out

@@ -50,6 +50,33 @@ KERNEL_GROUPS = (
 )
 
 
+
+class StepMarks:
+    """The engine's ``after_backward`` hook of a timed benchmark: once per step, after its backward,
+    synchronise and take the time (the interval between two marks is one whole step: update, next
+    batch, forward, backward); reset the peak-memory counter after the ``warm`` warm-up steps, and
+    with ``profile`` trace the last timed step (``self.prof``, stopped after it)."""
+
+    def __init__(self, gpu: bool, warm: int, steps: int, profile: bool = False):
+        self.gpu, self.warm, self.steps, self.profile = gpu, warm, steps, profile
+        self.marks: list[float] = []
+        self.prof = None
+
+    def __call__(self, model, step: int) -> None:
+        if self.gpu:
+            torch.cuda.synchronize()
+        self.marks.append(time.perf_counter())
+        if step == self.warm - 1 and self.gpu:
+            torch.cuda.reset_peak_memory_stats()
+        if self.profile and step == self.warm + self.steps - 1:
+            from torch.profiler import ProfilerActivity, profile
+
+            acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.gpu else [])
+            self.prof = profile(activities=acts, record_shapes=True)
+            self.prof.start()
+        elif self.prof is not None and step == self.warm + self.steps:
+            self.prof.stop()
+
 def kernel_group(name: str) -> str:
     low = name.lower()
     return next((g for g, rx in KERNEL_GROUPS if re.search(rx, low)), "other")
