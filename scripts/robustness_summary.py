@@ -23,5 +23,5 @@ with rule_logging(snakemake) as log:  # noqa: F821
             "on that seed), the min / median / max of its value; seed-fragile claims (passing on "
             "some seeds, failing on others) first.  Figures no seed redraws are measured once.\n"
         )
-    write_landing(out.landing, p.summary, out.csv, seed_list, p.figures + "/{paper}/{fig}.png")
+    write_landing(out.landing, p.summary, out.csv, p.figures + "/{paper}/{fig}.png")
     log.info("%d claims over seeds %s", len(table), seed_list)

@@ -4,6 +4,7 @@ robustness column once `snakemake robustness` ran, and the newer of the two land
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +15,7 @@ import pytest
 from attnbias.claims import not_measurable
 from attnbias.claims.core import compare, holds, write_claims
 from attnbias.claims.landing import landing_rst, report_menu, write_landing
-from attnbias.claims.robustness import robustness_table, seed_table
+from attnbias.claims.robustness import seed_table, write_robustness
 from attnbias.claims.summary import read_summary, write_summary
 
 docutils_core = pytest.importorskip("docutils.core")
@@ -86,8 +87,10 @@ def test_landing_page_shows_the_robustness_column_once_it_ran(tmp_path):
         ignore_index=True,
     )  # fmt: skip
     robust_csv = tmp_path / "robustness.csv"
-    robustness_table(seeds).to_csv(robust_csv, index=False)
-    text = write_landing(tmp_path / "landing.rst", csv, robust_csv, [0, 1], "f/{paper}/{fig}.png")
+    shows = dict(preset="quick", control="none", folders=["results", "results/seed-1"])
+    write_robustness(seeds, tmp_path / "robustness.md", robust_csv, shows)
+    assert json.loads(robust_csv.with_suffix(".json").read_text()) == {"seeds": [0, 1]}
+    text = write_landing(tmp_path / "landing.rst", csv, robust_csv, "f/{paper}/{fig}.png")
     assert (tmp_path / "landing.rst").read_text() == text
     assert "**Over seeds.**  Paper claims that hold on every seed: 2/4 (seeds 0, 1;" in text
     assert "     - paper claims over seeds" in text
@@ -98,7 +101,7 @@ def test_landing_page_shows_the_robustness_column_once_it_ran(tmp_path):
     assert "     - not in the robustness run" in text  # fig3
     assert not _system_messages(text)
     # a report of the robustness target alone: no claims summary
-    alone = write_landing(tmp_path / "l2.rst", tmp_path / "missing.csv", robust_csv, [0, 1])
+    alone = write_landing(tmp_path / "l2.rst", tmp_path / "missing.csv", robust_csv)
     assert "What holds" not in alone and "Over seeds" in alone and "- fig10" in alone
     assert not _system_messages(alone)
 

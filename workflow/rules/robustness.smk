@@ -87,6 +87,7 @@ rule robustness_summary:
             subcategory="robustness over seeds",
             labels={"table": "{scope}"},
         ),
+        seeds=f"{ROBUST_DIR}/{{scope}}.json",
         headline=f"{ROBUST_DIR}/{{scope}}.headline.rst",
         # the report's landing page with this table (the one of scope `summary` is shown)
         landing=f"{ROBUST_DIR}/{{scope}}.landing.rst",

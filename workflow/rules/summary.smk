@@ -60,7 +60,6 @@ rule claims_summary:
         # the robustness table of an earlier `snakemake robustness`, if any (not an input: the
         # summary never waits for the seed runs; the report shows the newer landing page)
         robustness=f"{RESULTS}/robustness/summary.csv",
-        seeds=[0, *config["robustness"]["seeds"]],
         figures=f"{RESULTS}/figures",
         landing=LANDING_PAGES,
     script:

@@ -14,6 +14,7 @@ last.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -148,14 +149,16 @@ def landing_rst(
     return "\n".join(lines) + "\n"
 
 
-def write_landing(path, summary_csv=None, robustness_csv=None, seeds=(), png=None) -> str:
+def write_landing(path, summary_csv=None, robustness_csv=None, png=None) -> str:
     """Write :func:`landing_rst` of the tables that exist (the claims summary's CSV, the
-    robustness summary's CSV of ``seeds``); return the text."""
+    robustness summary's CSV with the seeds it covers beside it,
+    :func:`attnbias.claims.robustness.write_robustness`); return the text."""
     summary = read_summary(summary_csv) if summary_csv and Path(summary_csv).is_file() else None
     robust, head = None, None
-    if robustness_csv and Path(robustness_csv).is_file():
+    seeds = Path(robustness_csv or "").with_suffix(".json")
+    if robustness_csv and Path(robustness_csv).is_file() and seeds.is_file():
         robust = pd.read_csv(robustness_csv, keep_default_na=False)
-        head = robust_headline(robust, list(seeds))
+        head = robust_headline(robust, json.loads(seeds.read_text())["seeds"])
     html = str(Path(summary_csv).with_suffix(".html")) if summary is not None else None
     text = landing_rst(summary, robust, head, png, html)
     Path(path).write_text(text)

@@ -342,13 +342,16 @@ def _fmt(x) -> str:
 def write_robustness(
     seeds: pd.DataFrame, md_path, csv_path, shows: dict, examined: dict | None = None
 ) -> pd.DataFrame:
-    """Write the robustness summary (``.md``, ``.csv``) of the concatenated seed tables; return it.
+    """Write the robustness summary (``.md``, ``.csv`` and, beside the CSV, ``.json``: the seeds
+    it covers) of the concatenated seed tables; return it.
 
     ``shows``: which runs (``preset``, ``control``, ``seeds``, ``folders``), said in the first
     lines; ``examined``: the examined claims (:func:`robustness_table`)."""
     table = robustness_table(seeds, examined)
     table.to_csv(csv_path, index=False, float_format="%.6g")
     seed_list = sorted(int(s) for s in seeds["seed"].unique())
+    # the seeds the table covers, for readers of the CSV (the report's landing page)
+    Path(csv_path).with_suffix(".json").write_text(json.dumps({"seeds": seed_list}) + "\n")
     lines = [
         "# Robustness of the claims over seeds",
         "",
