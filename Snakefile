@@ -9,7 +9,7 @@ min_version("9.19")
 # it (only the values the paper preset changes).  Command-line --configfile/--config values are
 # applied last, on top of either preset.  (Snakemake reads --configfile and --config before this
 # file; the preset files are read here, so a broken one is reported with its line.)
-from attnbias.config_rules import yaml_problem
+from attnbias.config_rules import where_given, yaml_problem
 
 for _preset in ("config.yaml", "workflow/presets/paper.yaml"):
     if yaml_problem(_preset):

@@ -122,6 +122,14 @@ def value_origin(problem: str, cli_config, configfiles, root=".", scale=None) ->
     return ""
 
 
+def where_given(problem: str, workflow) -> str:
+    """:func:`value_origin` for a running Snakemake ``workflow``: its ``--config`` values and
+    ``--configfile`` files, the preset files of its working directory."""
+    given = workflow.config_settings
+    scale = workflow.config.get("scale")
+    return value_origin(problem, given.config, given.configfiles, ".", scale)
+
+
 def check_files(files, root=".", scale: str | None = None, config=None) -> list[str]:
     """The problems of config files (and ``--config`` values ``config``, a mapping) as the
     workflow would layer them on ``config.yaml`` (and the paper overlay with ``scale="paper"``),

@@ -1,8 +1,10 @@
-"""Every command shown in README.md and CONTRIBUTING.md is run, dry-run, or named to the test that
-runs it, so a documented command cannot silently do something else.
+"""Every command shown in README.md, CONTRIBUTING.md and the documentation pages (docs/**/*.md) is
+run, dry-run, or named to the test that runs it, so a documented command cannot silently do
+something else.
 
-The commands are read from the documents themselves (fenced code lines and inline code spans that
-start with a command), and ``DOCUMENTED`` says how each one is checked:
+The commands are read from the documents themselves (code lines of fenced blocks, except ``text``
+blocks, which show output, and inline code spans that start with a command), and ``DOCUMENTED``
+says how each one is checked:
 
 - ``Dry(state, ...)``: the command, with ``-n`` added, in a private copy of the workflow, either
   without results (``"fresh"``) or after a real build of ``maxmargin_fig1c`` (``"built"``); it
@@ -25,7 +27,9 @@ from pathlib import Path
 import pytest
 from conftest import BIN, ROOT, copy_workflow, snakemake_cmd, workflow_copy
 
-DOCS = ("README.md", "CONTRIBUTING.md")
+DOCS = ("README.md", "CONTRIBUTING.md", *sorted(
+    str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")
+))  # fmt: skip
 # how a command line starts (anything else in a code block is data: YAML, Python)
 _COMMAND = re.compile(
     r"^(?:[A-Z_]+=\S+\s+)*(?:\.venv/bin/)?"
@@ -45,10 +49,12 @@ def documented_commands() -> dict[str, str]:
     found = {}
     for doc in DOCS:
         text = (ROOT / doc).read_text()
-        fenced = re.finditer(r"^```[^\n]*\n(.*?)^```", text, re.M | re.S)
+        fenced = re.finditer(r"^```([^\n]*)\n(.*?)^```", text, re.M | re.S)
         for block in fenced:
-            body = block[1].replace("\\\n", " ")
-            line0 = text[: block.start(1)].count("\n") + 1
+            if block[1].strip() == "text":  # output shown, not commands
+                continue
+            body = block[2].replace("\\\n", " ")
+            line0 = text[: block.start(2)].count("\n") + 1
             for i, line in enumerate(body.splitlines()):
                 # a command in a YAML comment: `# local.yaml: snakemake ...`
                 line = re.sub(r"^#\s*[\w.-]+\.ya?ml:\s*", "", line.strip())
@@ -128,8 +134,23 @@ DOCUMENTED = {
     ),
     "snakemake --cores 2 all --config claims_strict=true": Dry("fresh", **_ALL),
     "snakemake -n": Dry("fresh", figures=_set("*"), trains=True),
-    "snakemake --list-changes params": Run("", ("--nolock",)),
     "python -m attnbias.config_rules my.yaml": ByTest("tests/unit/test_config_rules.py", "main(["),
+    "python -m attnbias.config_rules --config maxmargin.fig1.steps=500": ByTest(
+        "tests/workflow/test_first_mistakes.py", "maxmargin.fig1.steps=500"
+    ),
+    # --- changing a setting ---------------------------------------------------------------------
+    "snakemake --cores 2 maxmargin_fig1c --config maxmargin='{fig1: {steps: 500}}'": Dry(
+        "fresh", **_FIG1C
+    ),
+    "snakemake --cores 2 maxmargin_fig1c --configfile my.yaml": ByTest(
+        "tests/workflow/test_first_mistakes.py", '"--configfile", "my.yaml"'
+    ),
+    # --- the figure list ------------------------------------------------------------------------
+    "snakemake --list-target-rules": Run("maxmargin_fig1c (Fig. 1(c)", ("--nolock",)),
+    "python -m attnbias.figures": ByTest("tests/workflow/test_figure_list.py", "attnbias.figures"),
+    "python -m attnbias.figures --update docs/figures.md": ByTest(
+        "tests/workflow/test_figure_list.py", '"--check"'
+    ),
     "snakemake maxmargin_fig1c --rulegraph": Run('label = "svm"', ("--nolock",)),
     "snakemake --list-target-rules --config scale=paper | grep _download_": Run(
         "lowrank_download_pile"
@@ -156,7 +177,7 @@ DOCUMENTED = {
     "pytest -m gpu": ByTest("tests/unit/test_cuda_paths.py", "pytest.mark.gpu"),
     'pytest -m "not slurm"': ByTest("tests/slurm/test_slurm_cluster.py", "pytest.mark.slurm"),
     "pytest tests/unit": ByTest("tests/unit/test_environment.py", "def test_"),
-    "python benchmarks/resource_table.py --update README.md": ByTest(
+    "python benchmarks/resource_table.py --update docs/cluster.md": ByTest(
         "tests/slurm/test_profiles.py", "resource_table"
     ),
     "python benchmarks/resource_table.py --target gpu_figures --scale paper --profile "

@@ -41,13 +41,8 @@ def checked(section, schema_path, path=""):
     given (attnbias.workflow.schema_problem) instead of a dump of the whole schema."""
     schema = load_schema(schema_path)
     problem = schema_problem(section, schema, path)
-    if problem:  # + where the value was given (--config, or a file and line)
-        from attnbias.config_rules import value_origin
-
-        given = workflow.config_settings
-        scale = config.get("scale")
-        where = value_origin(problem, given.config, given.configfiles, ".", scale)
-        raise WorkflowError(problem + where)
+    if problem:  # + where it was given (where_given: config_rules, via the Snakefile)
+        raise WorkflowError(problem + where_given(problem, workflow))
     validate_with_defaults(section, schema)
 
 
