@@ -157,9 +157,9 @@ def figure_table():
             row["precomputed"] += 1
         for v in inputs.values():
             for f in as_list(v):
-                if "/downloads/" in f:
+                if f.startswith("results/downloads/"):
                     row["downloads"].add(f)
-                m = re.search(r"/data/(\w+)/(\w+)\.csv$", f)
+                m = re.search(r"\bdata/(\w+)/(\w+)\.csv$", f)
                 if m:  # computed from another group's plot-ready data
                     add(row, m[1], m[2], seen)
 
