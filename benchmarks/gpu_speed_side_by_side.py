@@ -122,8 +122,8 @@ def smoke_ref(text: str) -> dict | None:
     return None
 
 
-def fmt(x, spec: str) -> str:
-    return "—" if x is None else format(x, spec)
+def fmt(x, form: str) -> str:
+    return "—" if x is None else format(x, form)
 
 
 def summary(rows: dict, ratios: list[dict], profiles: dict, notes: list[str]) -> str:

@@ -2,7 +2,7 @@
 
     python benchmarks/resource_table.py [--target gpu_figures] [--scale paper]
                                         [--profile profiles/slurm | none] [--all-rules]
-                                        [-o FILE | --update README.md]
+                                        [-o FILE | --update docs/cluster.md]
 
 Runs ``snakemake --dry-run --forceall <target> --config scale=<scale>`` (offline, nothing is
 executed) with the given workflow profile (default ``profiles/slurm``: what the cluster gets, i.e.
@@ -16,7 +16,7 @@ provenance of the job's JSON outputs), the measured wall time and peak host memo
 GPU rules are those requesting ``gpu`` > 0 or a ``gres`` with a GPU; ``--all-rules`` lists every
 rule of the target's DAG (local and aggregate rules included: a dry run does not mark them).
 ``--update FILE`` replaces the text between the lines ``<!-- resource-table:start -->`` and
-``<!-- resource-table:end -->`` of FILE (e.g. README.md) with the table.
+``<!-- resource-table:end -->`` of FILE (e.g. docs/cluster.md) with the table.
 """
 
 from __future__ import annotations

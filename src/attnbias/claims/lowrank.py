@@ -97,7 +97,7 @@ def fig1(fig1) -> list[Claim]:
         # the gap it says only that weight decay drives it to 0, so at λ = 0 the claim is that it
         # does not decay: less than a factor 2 (where λ ≥ 0.2 takes it below 10⁻⁶).  It asked |· −
         # 1| ≤ 0.1 before 2026-11-26, the first design's size, which failed on 2 of 5 seeds
-        # (README).
+        # (docs/controls.md#robustness-over-seeds).
         gp = g0.gap.to_numpy() / g0.gap.to_numpy()[0]
         out.append(compare("lam0_gap_no_decay",
                            f"λ = 0: gap_{T} / gap_0, no decay (it moves with the factors: range "
