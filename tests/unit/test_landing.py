@@ -61,8 +61,8 @@ def test_landing_page_has_the_headline_and_one_row_per_figure_in_reading_order(t
     text = landing_rst(summary, png="results/figures/{paper}/{fig}.png",
                        every_claim="results/claims/summary.html")  # fmt: skip
     assert (
-        "**What holds.**  Paper claims: 2/4 passed, 1 failed, 1 void; not measurable: maxmargin "
-        "fig3 (every paper claim void, uncounted)."
+        "What holds\n==========\n\n**Paper claims: 2/4 passed, 1 failed, 1 void; not measurable: "
+        "maxmargin fig3 (every paper claim void, uncounted)."
     ) in text
     rows = [line.split("`")[1].split(" <")[0] for line in text.splitlines() if "- `fig" in line]
     assert rows == ["fig1a", "fig2", "fig3", "fig10"]
@@ -102,7 +102,7 @@ def test_landing_page_shows_the_robustness_column_once_it_ran(tmp_path):
     assert not _system_messages(text)
     # a report of the robustness target alone: no claims summary
     alone = write_landing(tmp_path / "l2.rst", tmp_path / "missing.csv", robust_csv)
-    assert "What holds" not in alone and "Over seeds" in alone and "- fig10" in alone
+    assert "Paper claims:" not in alone and "Over seeds" in alone and "- fig10" in alone
     assert not _system_messages(alone)
 
 

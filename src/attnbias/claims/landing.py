@@ -24,18 +24,22 @@ from .robustness import figure_summary
 from .robustness import headline as robust_headline
 from .summary import VOID_MEANING, counts, headline, read_summary
 
-# Styles of the landing table (raw HTML inside the report's description panel, which Snakemake
-# otherwise keeps narrow beside the rule graph).
+# Styles of the landing page (raw HTML inside the report's description panel, which Snakemake
+# keeps narrow, centred vertically, beside the rule graph): full width from the top, the rule
+# graph below.
 _STYLE = """\
 .. raw:: html
 
    <style>
-   .prose:has(table.landing) {max-width: 64rem}
+   div.items-center:has(table.landing) {align-items: flex-start}
+   div.gap-3:has(table.landing) {flex-wrap: wrap}
+   div.py-2:has(table.landing) {width: 100%}
+   .prose:has(table.landing) {max-width: 72rem}
    table.landing {font-size: 0.8rem; margin-top: 0.5rem}
    table.landing th, table.landing td {padding: 0.15rem 0.45rem}
-   table.landing span.failed {color: #ff8a80; font-weight: bold}
-   table.landing span.void {color: #b0b0b0; font-style: italic}
-   table.landing span.passed {color: #9be59b}
+   table.landing span.passed {color: #1a7f37}
+   table.landing span.failed {color: #cf222e; font-weight: bold}
+   table.landing span.void {color: #6e7781; font-style: italic}
    </style>
 
 .. role:: passed
@@ -102,9 +106,9 @@ def landing_rst(
         The report path of the page of every claim (:func:`attnbias.claims.summary.summary_html`),
         linked from the text.
     """
-    lines = [_STYLE]
+    lines = [_STYLE, "What holds", "==========", ""]
     if summary is not None:
-        lines += [f"**What holds.**  {headline(summary)}", ""]
+        lines += [f"**{headline(summary)}**", ""]
         table = _link("every claim", every_claim, "html") if every_claim else "every claim"
         lines += [
             f"*Void*: {VOID_MEANING}.  Evidence is what passed on valid runs only.  The table of "

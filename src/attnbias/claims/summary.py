@@ -231,10 +231,12 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
                 "no paper claim was computed, every one is void"
             )
         for (paper, figure), g in void.groupby(["paper", "figure"], sort=False):
+            checks = g.void_by.iloc[0].split(", ")
             lines.append(
-                f"- **{paper} {figure}**, sanity check `{g.void_by.iloc[0]}` failed: "
-                + ", ".join(f"`{c}` (measured {m}, {v})"
-                            for c, m, v in zip(g.claim, g.value, g.threshold, strict=True))
+                f"- **{paper} {figure}**, sanity check{'s' if len(checks) > 1 else ''} "
+                + ", ".join(f"`{c}`" for c in checks) + " failed: "
+                + ", ".join(f"`{c}` (measured {m}, threshold {t})"
+                            for c, m, t in zip(g.claim, g.value, g.threshold, strict=True))
             )  # fmt: skip
         lines.append("")
     cols = [c for c in COLUMNS if c not in ("preset", "control")]
