@@ -286,14 +286,15 @@ def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=N
     if unknown:
         raise ValueError(f"claims of unknown kind: {unknown}")
     verdict = dict(zip((c["id"] for c in claims), verdicts(claims), strict=True))
-    void_by = ", ".join(f"``{x}``" for x in failed_sanity(claims))
+    failed = failed_sanity(claims)
+    void_by = ("checks " if len(failed) > 1 else "check ") + ", ".join(f"``{x}``" for x in failed)
     n = {k: Counter(verdict[c["id"]] for c in groups[k]) for k in ("paper", "sanity")}
     paper = (
         f"{n['paper']['passed']}/{len(groups['paper'])} passed, {n['paper']['failed']} failed, "
-        f"{n['paper']['void']} void" + (f" (sanity check {void_by} failed)" if void_by else "")
+        f"{n['paper']['void']} void" + (f" (sanity {void_by} failed)" if failed else "")
     )
     if is_not_measurable(claims_doc):
-        paper = f"void: not measurable at these settings (sanity check {void_by} failed)"
+        paper = f"void: not measurable at these settings (sanity {void_by} failed)"
     tally = [
         f"**Paper claims:** {paper}.",
         f"**Sanity checks:** {n['sanity']['passed']}/{len(groups['sanity'])} passed, "
