@@ -93,12 +93,12 @@ def test_landing_page_shows_the_robustness_column_once_it_ran(tmp_path):
     text = write_landing(tmp_path / "landing.rst", csv, robust_csv, "f/{paper}/{fig}.png")
     assert (tmp_path / "landing.rst").read_text() == text
     assert "**Over seeds.**  Paper claims that hold on every seed: 2/4 (seeds 0, 1;" in text
-    assert "     - paper claims over seeds" in text
+    assert "     - paper claims over seeds (—: not in the robustness run)" in text
     assert "     - 1/2 hold on all 2 seeds; 1 fail on every valid seed" in text  # fig1a
     assert "     - 0/1 hold on all 2 seeds; 1 void on some seed; sanity failing on some seed: " \
         "own_step" in text  # fmt: skip
     assert "     - measured once (not redrawn)" in text  # fig10
-    assert "     - not in the robustness run" in text  # fig3
+    assert "     - —\n   * - maxmargin\n     - `fig10" in text  # fig3: not in the robustness run
     assert not _system_messages(text)
     # a report of the robustness target alone: no claims summary
     alone = write_landing(tmp_path / "l2.rst", tmp_path / "missing.csv", robust_csv)

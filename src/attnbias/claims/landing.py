@@ -35,6 +35,7 @@ _STYLE = """\
    div.gap-3:has(table.landing) {flex-wrap: wrap}
    div.py-2:has(table.landing) {width: 100%}
    .prose:has(table.landing) {max-width: 72rem}
+   .prose:has(table.landing) h1 {font-size: 1.5rem; margin-bottom: 0.6rem}
    table.landing {font-size: 0.8rem; margin-top: 0.5rem}
    table.landing th, table.landing td {padding: 0.15rem 0.45rem}
    table.landing span.passed {color: #1a7f37}
@@ -130,8 +131,8 @@ def landing_rst(
     if per_fig is not None:
         head += ["paper claims passed", "failed", "void (failed sanity check)", "sanity checks"]
     if robustness is not None:
-        head += ["paper claims over seeds"]
-    lines += [".. list-table::", "   :header-rows: 1", "   :class: landing", ""]
+        head += ["paper claims over seeds (—: not in the robustness run)"]
+    lines += [".. list-table::", "   :header-rows: 1", "   :widths: auto", "   :class: landing", ""]
     lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(head)]
     for paper, fig in _rows(summary, robustness):
         cells = [paper, _link(fig, png.format(paper=paper, fig=fig)) if png else fig]
@@ -148,7 +149,7 @@ def landing_rst(
                 _cell(f"{r.sanity_passed}/{r.sanity_total}", "failed", r.sanity_failed > 0),
             ]
         if robustness is not None:
-            cells.append(seeds.get((paper, fig), "not in the robustness run"))
+            cells.append(seeds.get((paper, fig), "—"))
         lines += [f"   {'*' if i == 0 else ' '} - {c}" for i, c in enumerate(cells)]
     return "\n".join(lines) + "\n"
 
