@@ -2,12 +2,12 @@
 (``workflow/report/<paper>_<fig>.rst``, or else the plotting function's docstring)."""
 
 from attnbias.claims import MEASUREMENT_ERRORS, is_not_measurable, read_claims
+from attnbias.claims.caption import render_caption
 from attnbias.io import NotMeasurable, not_measurable_reason
 from attnbias.plotting import (
     docstring_caption,
     mark_control,
     not_measurable_figure,
-    render_caption,
     save_figure,
 )
 from attnbias.workflow import call_figure, figure_data, figure_function, resolve, rule_logging

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -191,3 +192,10 @@ def load_arrays(path) -> dict:
     out = {k: (v.item() if v.ndim == 0 else v) for k, v in out.items()}
     out["__doc__"] = json.loads(out["__doc__"])
     return out
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key of a figure id in reading order: runs of digits compare as numbers, so fig1a, fig1b,
+    fig2, …, fig9b, fig10; figA after fig4; p2 before p10.  Letters compare case-blind."""
+    parts = re.split(r"(\d+)", str(name))
+    return tuple(int(x) if i % 2 else x.casefold() for i, x in enumerate(parts))

@@ -18,7 +18,7 @@ docutils_core = pytest.importorskip("docutils.core")
 jinja2 = pytest.importorskip("jinja2")
 from docutils import nodes  # noqa: E402
 
-from attnbias.plotting import render_caption  # noqa: E402
+from attnbias.claims.caption import render_caption  # noqa: E402
 
 REPORT = Path(__file__).resolve().parents[2] / "workflow" / "report"
 CAPTIONS = sorted(REPORT.glob("*.rst"))

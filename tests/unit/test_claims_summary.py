@@ -14,7 +14,8 @@ from conftest import ROOT
 from attnbias.claims import KINDS, Claim, compare, holds, within, write_claims
 from attnbias.claims import lowrank as lowrank_claims
 from attnbias.claims import nucnorm as nucnorm_claims
-from attnbias.claims.core import natural_key, verdicts
+from attnbias.claims.caption import render_caption
+from attnbias.claims.core import verdicts
 from attnbias.claims.summary import (
     counts,
     gate,
@@ -23,7 +24,7 @@ from attnbias.claims.summary import (
     summary_table,
     write_summary,
 )
-from attnbias.plotting import render_caption
+from attnbias.io import natural_key
 
 CLAIM_FILES = ["maxmargin", "fastrates", "nucnorm", "lowrank"]
 

@@ -34,7 +34,8 @@ def modules_after(code: str) -> set[str]:
 def test_plot_and_claim_jobs_import_no_deep_learning_library(paper):
     loaded = modules_after(
         "from attnbias.claims import read_claims, write_claims\n"
-        "from attnbias.plotting import mark_control, render_caption, save_figure\n"
+        "from attnbias.claims.caption import render_caption\n"
+        "from attnbias.plotting import mark_control, save_figure\n"
         "from attnbias.workflow import call_figure, figure_data, resolve, rule_logging\n"
         f"import attnbias.plotting.{paper}, attnbias.claims.{paper}\n"
     )

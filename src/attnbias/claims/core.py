@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 import operator
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -155,13 +154,6 @@ def verdicts(claims) -> list[str]:
         "void" if void and c["kind"] == "paper" else ("passed" if c["passed"] else "failed")
         for c in claims
     ]
-
-
-def natural_key(name: str) -> tuple:
-    """Sort key of a figure id in reading order: runs of digits compare as numbers, so fig1a, fig1b,
-    fig2, …, fig9b, fig10; figA after fig4; p2 before p10.  Letters compare case-blind."""
-    parts = re.split(r"(\d+)", str(name))
-    return tuple(int(x) if i % 2 else x.casefold() for i, x in enumerate(parts))
 
 
 def write_claims(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .core import natural_key
+from ..io import natural_key
 from .robustness import figure_summary
 from .robustness import headline as robust_headline
 from .summary import VOID_MEANING, counts, headline, read_summary

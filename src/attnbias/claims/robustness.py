@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core import KINDS, natural_key, verdicts
+from ..io import natural_key
+from .core import KINDS, verdicts
 
 SEED_COLUMNS = {
     "seed": "the seed shift of the run (--config seed=N; 0 = the default draws)",

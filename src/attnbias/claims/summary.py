@@ -6,7 +6,7 @@ passed / failed / void (void: their figure's run failed a sanity check, so they 
 **sanity** checks (the run is valid) are counted separately, and **identities** (true by
 construction) are listed but never counted.  Papers keep the order of the claim files given (the
 workflow's figure table); figures within a paper are in reading order
-(:func:`attnbias.claims.core.natural_key`: fig1a, …, fig9b, fig10).
+(:func:`attnbias.io.natural_key`: fig1a, …, fig9b, fig10).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .core import KINDS, NOT_MEASURABLE, failed_sanity, natural_key, verdicts
+from ..io import natural_key
+from .core import KINDS, NOT_MEASURABLE, failed_sanity, verdicts
 
 COLUMNS = [
     "paper", "figure", "preset", "control", "kind", "claim", "statement", "value", "threshold",

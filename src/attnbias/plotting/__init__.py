@@ -7,7 +7,6 @@ from .style import (
     mark_control,
     new_figure,
     not_measurable_figure,
-    render_caption,
     save_figure,
     stand_in_title,
 )
@@ -18,7 +17,6 @@ __all__ = [
     "new_figure",
     "not_measurable_figure",
     "docstring_caption",
-    "render_caption",
     "save_figure",
     "stand_in_title",
 ]

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import to_rgb
 
-from ..claims.core import natural_key
+from ..io import natural_key
 from .style import new_figure
 
 _PASS, _FAIL, _VOID = to_rgb("tab:green"), to_rgb("tab:red"), to_rgb("0.55")

@@ -1,0 +1,89 @@
+"""A figure's report caption: its static text, the preset, and the verdict of every claim.
+
+The plot rule writes it beside the figure (``scripts/plot.py``); the verdicts come from
+:func:`attnbias.claims.core.verdicts`, so a caption counts passed / failed / void exactly as the
+claims summary and the landing page do.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from .core import failed_sanity, is_not_measurable, verdicts
+
+
+def _short(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list):
+        items = [_short(v) for v in value[:8]]
+        return "[" + ", ".join(items) + (", …]" if len(value) > 8 else "]")
+    return str(value)
+
+
+def _rst_escape(text: str) -> str:
+    """Escape reStructuredText markup characters in free text."""
+    for ch in ("\\", "*", "|", "`"):
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+_CAPTION_KINDS = (
+    ("paper", "Paper claims", "the reproduction evidence"),
+    ("sanity", "Sanity checks", "the run is valid; not evidence for the paper"),
+    ("identity", "Identities", "true by construction; shown for reference, never counted"),
+)
+
+
+
+def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=None) -> None:
+    """Report caption = the figure's static caption (the file ``template_path``, or ``text`` when
+    it is None) + the preset + the verdicts (:func:`attnbias.claims.core.verdicts`: a paper claim
+    of a figure that failed a sanity check is void), grouped by claim kind: paper claims first
+    (the evidence), then sanity checks, then identities (listed, never counted)."""
+    static = Path(template_path).read_text() if template_path else text
+    text = static.rstrip() + "\n\n"
+    if claims_doc.get("control", "none") != "none":
+        text += (
+            "**NEGATIVE CONTROL** (``--config control=null``): these data were made with the "
+            "paper's mechanism removed, everything else kept.  Its paper claims are expected to "
+            "FAIL here (a paper claim that passes under its control is not evidence) and its "
+            "sanity checks to pass.\n\n"
+        )
+    preset = claims_doc.get("preset")
+    claims = claims_doc["claims"]
+    groups = {k: [c for c in claims if c["kind"] == k] for k, _, _ in _CAPTION_KINDS}
+    unknown = [c["id"] for c in claims if c["kind"] not in groups]
+    if unknown:
+        raise ValueError(f"claims of unknown kind: {unknown}")
+    verdict = dict(zip((c["id"] for c in claims), verdicts(claims), strict=True))
+    failed = failed_sanity(claims)
+    void_by = ("checks " if len(failed) > 1 else "check ") + ", ".join(f"``{x}``" for x in failed)
+    n = {k: Counter(verdict[c["id"]] for c in groups[k]) for k in ("paper", "sanity")}
+    paper = (
+        f"{n['paper']['passed']}/{len(groups['paper'])} passed, {n['paper']['failed']} failed, "
+        f"{n['paper']['void']} void" + (f" (sanity {void_by} failed)" if failed else "")
+    )
+    if is_not_measurable(claims_doc):
+        paper = f"void: not measurable at these settings (sanity {void_by} failed)"
+    tally = [
+        f"**Paper claims:** {paper}.",
+        f"**Sanity checks:** {n['sanity']['passed']}/{len(groups['sanity'])} passed, "
+        f"{n['sanity']['failed']} failed.",
+        f"**Identities (not evidence):** {len(groups['identity'])}.",
+    ]
+    text += f"**Preset:** {preset}.  " + "  ".join(tally) + "\n\n"
+    for kind, label, meaning in _CAPTION_KINDS:
+        if not groups[kind]:
+            continue
+        text += f"*{label}* ({meaning}):\n\n"
+        for c in groups[kind]:
+            mark = {"passed": "PASS", "failed": "**FAIL**", "void": "*VOID*"}[verdict[c["id"]]]
+            text += (
+                f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured "
+                f"``{_short(c['value'])}``, "
+                f"threshold ``{c['threshold']}``\n"
+            )
+        text += "\n"
+    Path(out_path).write_text(text.rstrip() + "\n")
