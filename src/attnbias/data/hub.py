@@ -127,6 +127,8 @@ def hub_error(
         fetch = f"hf download {name}"
     if rule:
         fetch = f"snakemake --cores 1 {rule} --config scale=paper\n    (or: {fetch})"
+    else:
+        fetch += "\n    (the workflow's download rules do it: snakemake ... --config scale=paper)"
     off, unreachable = offline_vars(), os.environ.get(UNREACHABLE_VAR)
     offline = ""
     if unreachable:
