@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.colors import to_rgb
 
 from ..io import natural_key
-from .style import new_figure
+from .style import new_figure, suptitle
 
 _PASS, _FAIL, _VOID = to_rgb("tab:green"), to_rgb("tab:red"), to_rgb("0.55")
 
@@ -62,7 +62,8 @@ def robustness_grid(seeds: pd.DataFrame, paper: str, stand_in: str | None = None
     twin = ax.secondary_yaxis("right")
     twin.set_yticks(range(len(agree)), agree, fontsize=6)
     title = f"{paper}: claims × seeds (green pass, red fail, grey void; pale = near the threshold)"
-    ax.set_title(title if not stand_in else f"{title}\n[{stand_in}]", fontsize=7)
+    title = title if not stand_in else f"{title}\n[{stand_in}]"
+    suptitle(fig, title, fontsize=7)  # the figure's width: the claim labels push the axes right
     if not len(rows):
         ax.text(0.5, 0.5, "no figure of this paper is redrawn by the seed", ha="center",
                 va="center", transform=ax.transAxes)  # fmt: skip
