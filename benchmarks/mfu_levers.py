@@ -62,7 +62,7 @@ class StepMarks:
         self.marks: list[float] = []
         self.prof = None
 
-    def __call__(self, model, step: int) -> None:
+    def __call__(self, model, step: int, loss=None) -> None:
         if self.gpu:
             torch.cuda.synchronize()
         self.marks.append(time.perf_counter())

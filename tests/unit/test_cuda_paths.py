@@ -20,7 +20,7 @@ import torch
 
 from attnbias.models.gpt2 import build_gpt2, eval_lm_loss, gpt2_param_groups, lm_loss
 from attnbias.models.vit import build_vit, cls_attention, cls_attention_pair, qk_parameters
-from attnbias.train import TrainConfig, fit, random_crop_flip, sgd_probe_norms
+from attnbias.train import TrainConfig, fit, random_crop_flip, sgd_probe
 
 DEVICES = [
     pytest.param("cpu", id="cpu"),
@@ -273,8 +273,9 @@ def test_stochastic_optimisers_train_and_match_the_cpu(device, opt, extra):
 
 
 def test_sgd_probe(device):
-    norms = sgd_probe_norms(_vit().to(device), _images(), _vit_loss, 16, 0.01, 3, 0, device, "x")
-    assert len(norms) == 3 and all(math.isfinite(n) and n > 0 for n in norms)
+    probe = sgd_probe(_vit().to(device), _images(), _vit_loss, 16, 0.01, 3, 0, device, "x")
+    for values in probe.values():
+        assert len(values) == 3 and all(math.isfinite(n) and n > 0 for n in values)
 
 
 def test_attention_maps_and_head_metrics_of_a_model_on_the_device(device):

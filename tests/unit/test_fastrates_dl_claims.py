@@ -222,6 +222,20 @@ def test_claims_on_control_shaped_runs(tmp_path):
     assert all(c.passed for c in fastrates_claims.fig1((df, meta)) if c.kind == "paper")
 
 
+def test_quick_test_accuracy_claim_needs_the_rules_own_gain(tmp_path):
+    """``test_acc_*`` (quick) is a paper claim: "faster at no cost in test accuracy".  SPS as
+    accurate as SGD but no faster (the negative control's case: the same curve) fails it; SNGD,
+    faster and 1 point less accurate, holds it; 2 points less fails it."""
+    runs = _four(sps_end=0.9, accs=(0.60, 0.59, 0.60, 0.68))
+    claims = {c.id: c for c in fastrates_claims.fig1(_gather(tmp_path, runs))}
+    assert claims["test_acc_sps"].kind == "paper" and claims["test_acc_sngd"].kind == "paper"
+    assert claims["test_acc_sps"].value == pytest.approx(0.0) and not claims["test_acc_sps"].passed
+    assert claims["test_acc_sngd"].value == pytest.approx(-0.01) and claims["test_acc_sngd"].passed
+    runs = _four(accs=(0.60, 0.58, 0.60, 0.68))
+    claims = {c.id: c for c in fastrates_claims.fig1(_gather(tmp_path / "b", runs))}
+    assert not claims["test_acc_sngd"].passed
+
+
 def test_fig7_claims_per_preset(tmp_path):
     runs = []
     for opt, end in (("sgd", 2.0), ("sngd", 1.9), ("sps", 1.5), ("adamw", 0.2)):

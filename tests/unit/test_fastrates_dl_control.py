@@ -28,7 +28,7 @@ def test_control_setup_is_plain_sgd_at_the_slot_grid_value():
     for opt, settings in (
         ("sngd", {"match_sgd": True, "eps": 1e-8}),  # grid value = an SGD learning rate
         ("sngd", {"match_sgd": False, "eps": 1e-8}),  # η taken as the learning rate
-        ("sps", {"c": 0.5}),
+        ("sps", {"cap": 3.0}),
     ):
         setup = optimizer_config(opt, 0.1, settings, _no_probe, control="null")
         assert setup.train_settings() == sgd, opt
@@ -38,7 +38,8 @@ def test_control_setup_is_plain_sgd_at_the_slot_grid_value():
             opt, 1e-3, settings
         )
     assert optimizer_config("sngd", 0.1, {"match_sgd": False}).name == "sngd"
-    assert optimizer_config("sps", 0.1, {"c": 0.5}).name == "sps"
+    seen = {"grad_norms": [1.0, 2.0, 4.0], "losses": [0.5, 0.8, 1.6]}
+    assert optimizer_config("sps", 0.1, {"cap": 3.0}, lambda: seen).name == "sps"
     with pytest.raises(ValueError, match="control"):
         optimizer_config("sgd", 0.1, {}, control="off")
 
@@ -57,7 +58,7 @@ def test_control_sngd_and_sps_runs_are_the_sgd_run(tmp_path):
     sgd, sgd_meta = _vit("sgd", "null", {"momentum": 0.0})
     assert sgd_meta["control"] == "null" and sgd_meta["engine_optimizer"] == "sgd"
     cols = ["step", "train_loss", "test_loss", "val_loss"]
-    for opt, settings in (("sngd", {"match_sgd": True}), ("sps", {"c": 0.5})):
+    for opt, settings in (("sngd", {"match_sgd": True}), ("sps", {"cap": 3.0})):
         df, meta = _vit(opt, "null", settings)
         assert (df.optimizer == opt).all()  # the label is kept
         assert (meta["optimizer"], meta["engine_optimizer"]) == (opt, "sgd")
@@ -83,7 +84,7 @@ def test_control_runs_are_the_default_runs_relabelled(tmp_path):
     run's files but for its ``train_seconds``."""
     block = {"settings": "fig7 block", "figure": "fig7", "lr": 0.05}
     sgd = dict(block, opt="sgd", opt_settings={"momentum": 0.0})
-    for opt, settings in (("sngd", {"match_sgd": True, "eps": 1e-8}), ("sps", {"c": 0.5})):
+    for opt, settings in (("sngd", {"match_sgd": True, "eps": 1e-8}), ("sps", {"cap": 3.0})):
         run = dict(block, opt=opt, opt_settings=settings, control="null")
         assert control_trains(run) == sgd, opt
         assert control_trains(dict(run, control="none"))["opt"] == opt
@@ -142,3 +143,21 @@ def test_fig6_default_grid_claims_pass():
         "ngd": df[(df.method == "ngd")].t.nunique(),
         "polyak": df[(df.method == "polyak")].t.nunique(),
     }  # one selected run per method
+
+
+def test_sps_c_is_matched_so_its_first_polyak_step_is_sgds_rate():
+    """SPS's grid value is an SGD rate lr: c = median ℓ_B/(lr ‖g_B‖²) over the probe, so the Polyak
+    step ℓ_B/(c ‖g_B‖²) at the probe's median ratio is lr; a grid of rates a factor 3 apart is a
+    grid of c a factor 3 apart; the cap γ_b is the fixed ``cap``, never the grid value."""
+    seen = {"grad_norms": [1.0, 2.0, 0.5], "losses": [0.5, 0.8, 0.1]}  # ratios 0.5, 0.2, 0.4
+    cs = []
+    for lr in (0.03, 0.1, 0.3):
+        setup = optimizer_config("sps", lr, {"cap": 3.0}, lambda: seen)
+        assert setup.lr == 3.0 and setup.extra["f_star"] == 0.0
+        c = setup.extra["c"]
+        assert c == pytest.approx(0.4 / lr)
+        assert 0.4 / c == pytest.approx(lr)  # the Polyak step at the median ratio
+        assert setup.info["matched_to_sgd_lr"] == lr and setup.info["c"] == c
+        assert setup.info["probe_median_polyak_ratio"] == pytest.approx(0.4)
+        cs.append(c)
+    assert cs[0] / cs[1] == pytest.approx(10 / 3) and cs[1] / cs[2] == pytest.approx(3)

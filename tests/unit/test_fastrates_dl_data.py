@@ -283,7 +283,7 @@ def test_fig7_trains_on_cifar10_in_the_hub_layout(tmp_path):
         n_val=8,
         opt="sps",
         lr=0.1,
-        opt_settings={"c": 0.5},
+        opt_settings={"cap": 3.0},
         augment_pad=4,
         augment_flip=True,
         accelerator="cpu",

@@ -35,7 +35,7 @@ from matplotlib.transforms import Bbox
 
 from attnbias.io import jsonable
 from attnbias.plotting import mark_control, not_measurable_figure
-from attnbias.plotting.style import lay_out
+from attnbias.plotting.style import STYLE, lay_out
 from attnbias.workflow import PAPERS, call_figure
 
 TOLERANCE_PX = 1.0
@@ -404,7 +404,10 @@ def plot_ready(paper: str, group: str) -> tuple[pd.DataFrame, dict]:
 
 def drawn_texts(fig) -> list:
     """(text artist, its window extent) for every text the renderer draws, laid out and drawn
-    at the figure's own dpi; a text clipped to a box counts only within it."""
+    at the saved PNG's dpi (``savefig.dpi`` of the project style: text extents do not scale
+    exactly with the dpi, so a text that fits at the figure's own dpi may be cut by a few pixels
+    in the file); a text clipped to a box counts only within it."""
+    fig.set_dpi(STYLE["savefig.dpi"])
     renderer = FigureCanvasAgg(fig).get_renderer()  # the PNG's (figures come without pyplot)
     seen = []
     draw_text = renderer.draw_text

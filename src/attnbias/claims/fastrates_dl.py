@@ -54,9 +54,12 @@ def final_test_acc(df: pd.DataFrame, meta: dict, opt: str) -> float:
 
 def _lr_note(meta: dict, opt: str) -> str:
     e = meta["selection"][opt]
-    eff = e.get("chosen_effective_lr", e["chosen"])
     name = opt.upper() if opt != "adamw" else "AdamW"
-    step = "η" if opt == "sngd" else "γ_b" if opt == "sps" else "lr"
+    c = ((meta.get("runs", {}).get(opt) or {}).get("optimizer_extra") or {}).get("c")
+    if opt == "sps" and c is not None:  # its Polyak step matched to SGD's rate e["chosen"]
+        return f"SPS c={c:.3g} (lr={e['chosen']:.3g} at the start)"
+    eff = e.get("chosen_effective_lr", e["chosen"])
+    step = "η" if opt == "sngd" else "lr"
     return f"{name} {step}={eff:.3g}"
 
 
@@ -133,7 +136,7 @@ def _own_step_claims(meta: dict) -> list[Claim]:
         rec = (meta.get("runs", {}).get(o) or {}).get("own_step")
         if not rec:
             continue
-        what = ("steps with the Polyak step below its cap γ_b" if o == "sps" else
+        what = ("steps with the Polyak step below its cap γ_b, not capped" if o == "sps" else
                 "steps whose step differs by > 20 % from SGD's at the matching rate")  # fmt: skip
         out.append(compare(
             f"own_step_{o}", f"{o.upper()} took its own step: share of {what} "
@@ -252,15 +255,22 @@ def _text_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
                     kind="paper",
                 )
             )
-            # non-inferiority (passes when SNGD/SPS are SGD, as under the control): sanity
+            # "faster at no cost in test accuracy": non-inferiority alone also holds when SNGD/SPS
+            # are SGD (the control), and it is an outcome, not a condition of a valid run, so it
+            # counts together with the rule's own gain in train-loss AUC (as adam_gap_* below)
+            # (accuracies are shares of one test set: rounded, a difference of exactly one point
+            # is one point, not one point and a rounding error)
+            gap = round(final_test_acc(df, meta, o) - final_test_acc(df, meta, "sgd"), 9)
+            gain = train_loss_auc(df, "sgd") - train_loss_auc(df, o)
             out.append(
-                compare(
+                holds(
                     f"test_acc_{o}",
-                    f"final test accuracy: {o.upper()} minus SGD (at least SGD − 1 point)",
-                    final_test_acc(df, meta, o) - final_test_acc(df, meta, "sgd"),
-                    ">=",
-                    -0.01,
-                    kind="sanity",
+                    f"final test accuracy: {o.upper()} minus SGD, at least SGD − 1 point while "
+                    f"{o.upper()} trains faster (train-loss AUC below SGD's by {gain:+.3f})",
+                    gap,
+                    gap >= -0.01 and gain > 0,
+                    ">= -0.01 and AUC gain > 0",
+                    kind="paper",
                 )
             )
     return out + _selection_claims(meta)

@@ -136,11 +136,12 @@ class SPS(Optimizer):
         γ = min{ (ℓ_B(θ) − ℓ_B^*) / (c · ‖g_B‖²),  γ_b },      θ ← θ − γ · g_B.
 
     ``lr`` is the cap γ_b (per parameter group, so learning-rate schedulers scale the cap; ``inf``
-    removes it), ``c`` the constant (0.5 in the BERT and ViT runs, docs/papers/fastrates.md#sps; 1
-    gives the full-batch Polyak step of :mod:`attnbias.optim.fullbatch`), ``f_star`` is ℓ_B^*.  The
-    loss is passed as ``step(loss=...)`` or computed by a closure (which must call ``backward``).  A
-    zero gradient, or ℓ_B ≤ ℓ_B^*, gives γ = 0.  ``self.last`` records the loss, ‖g_B‖ and the
-    uncapped step of the last call; :meth:`own_step` how often the Polyak step, not the cap, was
+    removes it), ``c`` the constant (in the BERT and ViT runs matched to SGD's rate at the start
+    and searched, docs/papers/fastrates.md#sps; 1 gives the full-batch Polyak step of
+    :mod:`attnbias.optim.fullbatch`), ``f_star`` is ℓ_B^*.  The loss is passed as
+    ``step(loss=...)`` or computed by a closure (which must call ``backward``).  A zero gradient,
+    or ℓ_B ≤ ℓ_B^*, gives γ = 0.  ``self.last`` records the loss, ‖g_B‖ and the uncapped step of
+    the last call; :meth:`own_step` how often the Polyak step, not the cap, was
     taken.
     """
 
@@ -195,6 +196,7 @@ class SPS(Optimizer):
             "steps": n,
             "own_steps": own,
             "fraction": own / n if n else float("nan"),
+            "capped_fraction": (n - own) / n if n else float("nan"),
             "meaning": "steps on which the Polyak step was below the cap γ_b (elsewhere SPS "
-            "takes SGD's step at lr = γ_b)",
+            "takes SGD's step at lr = γ_b: capped_fraction)",
         }

@@ -219,7 +219,10 @@ def not_measurable_figure(title: str, reason: str):
 
 def lay_out(fig) -> None:
     """The layout every saved figure gets: its own layout engine where it set one (constrained
-    layout), else ``tight_layout``.  The text-fit test lays figures out through this too."""
+    layout), else ``tight_layout``, computed at the dpi the PNG is saved at (text extents do not
+    scale exactly with the dpi: a layout made at the figure's own 100 dpi cut long tick labels by
+    a few pixels in the 200-dpi file).  The text-fit test lays figures out through this too."""
+    fig.set_dpi(STYLE["savefig.dpi"])
     if fig.get_layout_engine() is None:
         fig.tight_layout()
 

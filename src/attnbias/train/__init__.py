@@ -2,12 +2,12 @@
 
 from .augment import random_crop_flip
 from .engine import TrainConfig, fit, resolve_device
-from .probe import sgd_probe_norms
+from .probe import sgd_probe
 
 __all__ = [
     "TrainConfig",
     "fit",
     "random_crop_flip",
     "resolve_device",
-    "sgd_probe_norms",
+    "sgd_probe",
 ]

@@ -221,7 +221,7 @@ def fit(
     image_key: str | None = "x",
     progress: bool = True,
     batch_fn: Callable[[int, torch.Generator], dict[str, torch.Tensor]] | None = None,
-    after_backward: Callable[[torch.nn.Module, int], None] | None = None,
+    after_backward: Callable[[torch.nn.Module, int, torch.Tensor], None] | None = None,
     stop: Callable[[int], bool] | None = None,
 ) -> list[dict]:
     """Train and return the per-epoch history (epoch 0 = before training, when ``on_epoch_end``).
@@ -231,9 +231,10 @@ def fit(
     ``data=None``; ``cfg.steps_per_epoch`` is then required): ``batch_fn(step, generator)`` returns
     the batch of update ``step`` (global, 0-based), on any device.  ``param_groups``: optional
     optimiser parameter groups (e.g. separate weight decay for attention and MLP).  ``checkpoint``:
-    resume file (undeclared in Snakemake).  ``after_backward(model, step)``: called once per
-    update, after the gradients of update ``step`` (global, 0-based) are computed and before they
-    are clipped and applied, e.g. to record gradient norms (:mod:`attnbias.train.probe`).
+    resume file (undeclared in Snakemake).  ``after_backward(model, step, loss)``: called once
+    per update, after the gradients of update ``step`` (global, 0-based) and its minibatch
+    ``loss`` (a detached scalar tensor) are computed and before they are clipped and applied, e.g.
+    to record gradient norms and losses (:mod:`attnbias.train.probe`).
     ``stop(epoch)``: asked after each epoch (also the last: it may time them); True before the
     last ends training there early (a time budget), after saving the checkpoint, so the same call
     later resumes; the history then ends before ``cfg.epochs``.
@@ -317,7 +318,7 @@ def fit(
             else:
                 loss, stats = _accumulate(step_loss, model, batch, use_bf16, cfg.grad_accum)
             if after_backward is not None:
-                after_backward(model, step)
+                after_backward(model, step, loss.detach())
             if cfg.grad_clip:
                 torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
             if takes_loss:  # e.g. the stochastic Polyak step needs the minibatch loss

@@ -153,7 +153,7 @@ def train_text(
         return loss, {"train_acc": (logits.argmax(-1) == batch["y"]).float().mean().detach()}
 
     def probe():
-        return train.sgd_probe_norms(
+        return train.sgd_probe(
             net, train_data, loss_fn, s.batch_size, lr, s.probe_steps, s.seed, device
         )
 

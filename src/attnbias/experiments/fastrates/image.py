@@ -124,7 +124,7 @@ def train_image(
         return loss, {"train_acc": (logits.argmax(-1) == batch["y"]).float().mean().detach()}
 
     def probe():
-        return engine.sgd_probe_norms(
+        return engine.sgd_probe(
             net, train, loss_fn, s.batch_size, lr, s.probe_steps, s.seed, device, "x",
             s.augment_pad, s.augment_flip,
         )  # fmt: skip

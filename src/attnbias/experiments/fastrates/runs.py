@@ -25,7 +25,8 @@ DL_COLUMNS = {
     "optimizer": "sgd | sngd | sps | adamw",
     "lr": (
         "grid value of the run: the learning rate (SGD, AdamW), η (SNGD; the SGD learning rate "
-        "it is matched to when match_sgd) or the cap γ_b (SPS)"
+        "it is matched to when match_sgd) or the SGD learning rate SPS's Polyak step is matched to "
+        "at the start (its c = median ℓ_B/(lr ‖g_B‖²) over the SGD probe)"
     ),
     "step": "optimisation steps done (0 = before training)",
     "train_loss": (
@@ -77,21 +78,27 @@ def optimizer_config(
     optimizer: str,
     lr: float,
     opt_settings: dict,
-    probe: Callable[[], list[float]] | None = None,
+    probe: Callable[[], dict[str, list[float]]] | None = None,
     control: str = "none",
 ) -> OptimizerSetup:
     """The engine settings of one run of ``optimizer`` at grid value ``lr`` with the figure's
-    ``opt_settings`` (config keys: ``momentum`` for SGD; ``match_sgd``, ``eps`` for SNGD; ``c``
+    ``opt_settings`` (config keys: ``momentum`` for SGD; ``match_sgd``, ``eps`` for SNGD; ``cap``
     for SPS; ``eps``, ``weight_decay``, ``clip``, ``schedule`` for AdamW).
 
-    SNGD with ``match_sgd``: η = lr × the median of ``probe()``, the gradient norms of a short SGD
-    run with learning rate lr (:func:`attnbias.train.sgd_probe_norms`), so SNGD's steps have the
-    length SGD's typically have (docs/papers/fastrates.md#step-size-matching); ``probe`` is called
-    only then.
+    ``probe()`` returns the gradient norms ‖g_B‖ and minibatch losses ℓ_B of a short SGD run with
+    learning rate lr (:func:`attnbias.train.sgd_probe`); only SNGD with ``match_sgd`` and SPS call
+    it (docs/papers/fastrates.md#step-size-matching):
+
+    - SNGD with ``match_sgd``: η = lr × median ‖g_B‖, so SNGD's steps have the length SGD's
+      typically have at the start;
+    - SPS: c = median ℓ_B/(lr ‖g_B‖²), so the Polyak step ℓ_B/(c ‖g_B‖²) is SGD's rate lr at the
+      start and adapts from there.  SPS's grid of SGD rates is thereby a grid of c a factor 3
+      apart, the knob its comparison searches; the cap γ_b (``cap``) is a fixed safeguard well
+      above the rates, never searched (docs/papers/fastrates.md#sps).
 
     ``control="null"`` (the negative control) removes the paper's mechanism, the adaptive step
     size: the SNGD and SPS slots run plain SGD with learning rate ``lr``, their own grid value (an
-    SGD learning rate under ``match_sgd``, else η or γ_b taken as one), and the slot's
+    SGD learning rate under ``match_sgd`` and for SPS, else SNGD's η taken as one), and the slot's
     ``momentum`` key (default 0, SGD's setting in every preset); SGD and AdamW are unchanged."""
     s = dict(opt_settings)
     if check_control(control) == "null" and optimizer in ("sngd", "sps"):
@@ -104,7 +111,7 @@ def optimizer_config(
     if optimizer == "sngd":
         eta, info = lr, {}
         if s.get("match_sgd", False):
-            norms = probe()
+            norms = probe()["grad_norms"]
             med = float(np.median(norms))
             eta = lr * med
             info = {
@@ -114,7 +121,18 @@ def optimizer_config(
             }
         return OptimizerSetup("sngd", eta, {"eps": float(s.get("eps", 1e-8))}, info=info)
     if optimizer == "sps":
-        return OptimizerSetup("sps", lr, {"c": float(s.get("c", 0.5)), "f_star": 0.0})
+        seen = probe()
+        # the median Polyak ratio ℓ_B/‖g_B‖² of SGD's first steps (ℓ_B > 0, ‖g_B‖ > 0 there)
+        ratio = float(np.median(np.divide(seen["losses"], np.square(seen["grad_norms"]))))
+        c = ratio / lr
+        info = {
+            "matched_to_sgd_lr": lr,
+            "probe_grad_norms": seen["grad_norms"],
+            "probe_losses": seen["losses"],
+            "probe_median_polyak_ratio": ratio,
+            "c": c,
+        }
+        return OptimizerSetup("sps", float(s["cap"]), {"c": c, "f_star": 0.0}, info=info)
     if optimizer == "adamw":
         return OptimizerSetup(
             "adamw",

@@ -147,7 +147,7 @@ def train_vit(
     marks = {round(steps * j / s.zeta_snapshots) for j in range(1, s.zeta_snapshots)} - {0, steps}
     within: list[tuple[float, float, float]] = []
 
-    def after_backward(m, step):
+    def after_backward(m, step, loss):
         if step % steps in marks:  # called before update `step`: `step % steps` updates done
             was = m.training
             m.eval()
