@@ -102,14 +102,17 @@ def _run_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
         )
     )
     counts = (meta.get("data_info") or {}).get("class_counts")
-    if counts:  # the runs learned something: a comparison of untrained runs is noise
+    if counts:  # every compared run learned something: a comparison of untrained runs is noise
         base = max(counts) / sum(counts)
-        best = max(final_test_acc(df, meta, o) for o in meta["optimizers"])
+        accs = {o: final_test_acc(df, meta, o) for o in meta["optimizers"]}
+        least = min(accs, key=accs.get)
         out.append(compare(
             "trained",
-            f"best final test accuracy of the selected runs minus the majority-class share "
-            f"{base:.3f} (at least 2 points: the runs learned)", best - base, ">=", 0.02,
-            kind="sanity",
+            f"least final test accuracy of the selected runs ({least}; "
+            + ", ".join(f"{o} {a:.3f}" for o, a in accs.items())
+            + f") minus the majority-class share {base:.3f} (at least 2 points: every run "
+            "learned; until 2026-11-27 only the best run had to)",
+            accs[least] - base, ">=", 0.02, kind="sanity",
         ))  # fmt: skip
     return out
 
