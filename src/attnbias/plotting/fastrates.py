@@ -23,7 +23,7 @@ from .style import METHOD_COLORS, log_floor, new_figure, suptitle
 
 CLIP = -300.0  # log10 values are drawn as 10^max(v, CLIP) (no underflow), then at the panel's floor
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
-_SGD_SLOTS = "SNGD and SPS run plain SGD at their grid values"
+_SGD_SLOTS = "SNGD and SPS run plain SGD on SGD's grid"
 CONTROL_NOTES = {
     "fig1": _SGD_SLOTS,
     "fig4": _SGD_SLOTS,

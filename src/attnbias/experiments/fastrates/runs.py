@@ -97,9 +97,9 @@ def optimizer_config(
       above the rates, never searched (docs/papers/fastrates.md#sps).
 
     ``control="null"`` (the negative control) removes the paper's mechanism, the adaptive step
-    size: the SNGD and SPS slots run plain SGD with learning rate ``lr``, their own grid value (an
-    SGD learning rate under ``match_sgd`` and for SPS, else SNGD's η taken as one), and the slot's
-    ``momentum`` key (default 0, SGD's setting in every preset); SGD and AdamW are unchanged."""
+    size: the SNGD and SPS slots run plain SGD with learning rate ``lr`` (the workflow gives them
+    SGD's grid then, workflow/rules/fastrates.smk) and the slot's ``momentum`` key (default 0,
+    SGD's setting in every preset); SGD and AdamW are unchanged."""
     s = dict(opt_settings)
     if check_control(control) == "null" and optimizer in ("sngd", "sps"):
         return OptimizerSetup(
@@ -147,7 +147,7 @@ def optimizer_config(
 
 def control_trains(run: dict) -> dict:
     """The uncontrolled run that a run under the negative control trains, bit for bit
-    (:func:`optimizer_config`): an SNGD or SPS slot is the SGD run at its own grid value, with
+    (:func:`optimizer_config`): an SNGD or SPS slot is the SGD run at its grid value, with
     the slot's ``momentum`` (default 0); SGD and AdamW are themselves.  Where SGD's grid holds
     the value and its settings are those, the workflow trains the run once, in the default run's
     folder, and relabels it (:func:`as_control_run`) instead of training it again.
