@@ -289,5 +289,6 @@ def test_fig7_trains_on_cifar10_in_the_hub_layout(tmp_path):
         accelerator="cpu",
     )["csv"]
     assert meta["sizes"] == {"train": 16, "val": 8, "test": 10} and meta["model"]["tokens"] == 17
+    assert sum(meta["data_info"]["class_counts"]) == 10  # the "trained" check's baseline
     assert meta["stand_in"] is None and meta["augment"] == {"pad": 4, "flip": True}
     assert df.step.tolist() == [0, 2] and df.test_acc.notna().all()

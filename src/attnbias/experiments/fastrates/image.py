@@ -156,6 +156,8 @@ def train_image(
             "dataset": s.dataset,
             "stand_in": sp.stand_in and "scikit-learn digits 8×8 (10 classes)",
             "sizes": {"train": len(train["y"]), "val": len(val["y"]), "test": len(test["y"])},
+            # the test set's classes: its majority share is the "trained" sanity check's baseline
+            "data_info": {"class_counts": torch.bincount(test["y"].cpu()).tolist()},
             # what the settings imply; the settings themselves are recorded once
             "model": {"tokens": (s.image_size // s.patch_size) ** 2 + 1},
             "parameters": sum(p.numel() for p in net.parameters()),
