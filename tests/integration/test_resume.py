@@ -79,15 +79,15 @@ def test_sigkill_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
 
 
 def test_a_batched_job_killed_at_its_second_run_keeps_the_first(tmp_path):
-    """A quick-preset batched job (fastrates Fig 7, SGD: its 3 grid values in turn) killed while
-    training its second run reuses the first run's kept tables on the rerun instead of retraining,
-    writes all three run files, and drops every run's resume state."""
+    """A quick-preset batched job (fastrates Fig 7, SGD: its 3 grid values in turn, one seed)
+    killed while training its second run reuses the first run's kept tables on the rerun instead
+    of retraining, writes all three run files, and drops every run's resume state."""
     short = tmp_path / "short_fig7.yaml"
-    short.write_text("fastrates:\n  fig7: {epochs: 6}\n")
+    short.write_text("fastrates:\n  fig7: {epochs: 6, seeds: [0]}\n")
     d = set_reference(ci_copy(tmp_path / "batched"), *ci_configfiles(), short)  # in results/
     target = "results/data/fastrates/fig7/optsgd"  # the job's folder: the runs of all 3 values
     scratch = d / "results/scratch/fastrates_fig7_train/quick"
-    kept = scratch / "optsgd_lr0.05/finished/settings.json"
+    kept = scratch / "optsgd_lr0.05_seed0/finished/settings.json"
     args = ["--cores", "1", target, "--configfile", *ci_configfiles(d), short]
     _sigkill_snakemake_once(d, args, kept.exists, "the first run's kept tables", poll=0.05)
     first = pd.read_csv(kept.parent / "csv.csv")
@@ -98,8 +98,8 @@ def test_a_batched_job_killed_at_its_second_run_keeps_the_first(tmp_path):
     assert log.count("reused the finished run's tables") == 1
     assert log.count("training fastrates.train_image") == 2
     pd.testing.assert_frame_equal(
-        pd.read_csv(d / target / "optsgd_lr0.05.csv"), first
+        pd.read_csv(d / target / "optsgd_lr0.05_seed0.csv"), first
     )
     for lr in ("0.05", "0.15", "0.5"):
-        assert (d / target / f"optsgd_lr{lr}.json").exists()
+        assert (d / target / f"optsgd_lr{lr}_seed0.json").exists()
     assert not list(scratch.rglob("finished")) and not list(scratch.rglob("checkpoint.pt"))

@@ -1,12 +1,11 @@
 """A batched training job (several sweep points run in turn by one process) keeps each finished
 run's tables in its undeclared scratch folder, so that a job killed at a later run resumes after the
 finished ones, and reuses them only for the same settings.  Its run files lie in the job's folder,
-where the gathers find them; a run's own tables are gathered unchanged."""
+where the gathers find them."""
 
 import pandas as pd
 import pytest
 
-from attnbias.experiments.run_tables import gather_run_table
 from attnbias.io import save_data
 from attnbias.workflow import (
     drop_run_state,
@@ -81,14 +80,3 @@ def test_run_files_are_found_in_the_batch_folders_in_the_gathered_order(tmp_path
     with pytest.raises(FileNotFoundError, match="optsgd_lr9"):
         run_files([a, b], ["optsgd_lr9"])
 
-
-def test_a_run_table_is_gathered_unchanged(tmp_path):
-    df = pd.DataFrame({"epoch": [0, 1], "zeta": [0.30000000000000004, 1 / 7], "name": ["a", "b"]})
-    meta = {"columns": {"epoch": "e", "zeta": "z", "name": "n"}, "control": "none", "grid": 4}
-    save_data(df, meta, tmp_path / "run" / "seed0_fig7.csv", preset="quick")
-    got_df, got_meta = gather_run_table([str(tmp_path / "run" / "seed0_fig7.csv")])
-    save_data(got_df, got_meta, tmp_path / "fig7.csv", preset="quick")
-    assert (tmp_path / "fig7.csv").read_bytes() == (tmp_path / "run/seed0_fig7.csv").read_bytes()
-    assert (tmp_path / "fig7.json").read_text() == (tmp_path / "run/seed0_fig7.json").read_text()
-    with pytest.raises(ValueError, match="control"):
-        gather_run_table([str(tmp_path / "run" / "seed0_fig7.csv")], control="null")

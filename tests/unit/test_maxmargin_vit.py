@@ -36,7 +36,7 @@ TINY = dict(
     probe_size=64,
     map_epochs=[0, 2],
     map_classes=[0, 1],
-    seed=0,
+    seeds=[0],
     zeta_snapshots=3,
     compile=False,
 )

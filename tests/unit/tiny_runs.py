@@ -16,12 +16,12 @@ from attnbias.experiments.fastrates.mnist import MnistSettings, compute_fig6
 # the keys a test may leave out, and their values
 TEXT_FILL = dict(
     source=None, layers=None, pooling="cls", select_at=None, n_train=None, n_val=None,
-    n_test=None, threshold=0.5, full_final_test=False, data_seed=0, seed=0, probe_steps=10,
+    n_test=None, threshold=0.5, full_final_test=False, data_seed=0, probe_steps=10,
     ckpt_every=50,
 )  # fmt: skip
 IMAGE_FILL = dict(
     source=None, dropout=0.0, select_at=None, augment_pad=0, augment_flip=False, data_seed=0,
-    seed=0, probe_steps=10, compile=False,
+    probe_steps=10, compile=False,
 )  # fmt: skip
 FIG6_FILL = dict(
     source=None, pos_scale=0.0, polyak_lr=1.0, polyak_cap=None, per_decade=40, proj_seed=0,

@@ -106,14 +106,17 @@ for _fig, _func in (
     register_sweep(
         "fastrates",
         _fig,
+        # every grid value of every optimiser on every seed (the learning rate is chosen on the
+        # seed-mean validation loss, so each seed needs the whole grid)
         points=[
-            {"opt": opt, "lr": float(lr)}
+            {"opt": opt, "lr": float(lr), "seed": seed}
             for opt in _FR[_fig]["optimizers"]
             for lr in _fr_grid(_fig, opt)
+            for seed in _FR[_fig]["seeds"]
         ],
         func=_func,
         # a run: the figure's typed settings (FinetuneSettings / ImageSettings), its point
-        # (opt, lr) and that optimiser's settings but its grid
+        # (opt, lr, seed) and that optimiser's settings but its grid
         settings=lambda point, fig=_fig: dict(
             settings=run_settings("fastrates", fig),
             figure=fig,
@@ -141,9 +144,9 @@ for _fig, _func in (
                 threads=4, mem_mb=32000, runtime=60, gpu_mem_mb=9000, cpus_per_gpu=4
             ),
         },
-        # quick: one job per optimiser runs its 3 grid values in turn (≈ 5 s of start-up saved
-        # per run); paper: one GPU job per grid value, in parallel on a cluster
-        batch="lr" if SCALE == "quick" else None,
+        # quick: one job per optimiser runs its grid values on every seed in turn (one process's
+        # start-up, ≈ 5-13 s, for 9 runs); paper: one GPU job per run, in parallel on a cluster
+        batch=("lr", "seed") if SCALE == "quick" else None,
         # under the negative control SNGD and SPS are SGD on SGD's grid: the control's runs are
         # SGD's (and SGD's and AdamW's runs are the default's), relabelled, never trained again
         control_shares="fastrates.runs",

@@ -2,9 +2,11 @@
 # Methods: docs/papers/lowrank.md.  Settings live under `lowrank:` in config.yaml (quick preset) and
 # workflow/presets/paper.yaml; schema workflow/schemas/lowrank.schema.yaml.
 #   fig1, figA, figL: float64 toys (seconds, CPU).
-#   fig2: associative recall, one training job per (lambda, seed), gathered.
+#   fig2: associative recall, one run per (lambda, seed) (quick: one job per lambda over its seeds),
+#     gathered.
 #   fig3 (left), figC, table1: GPT-2 language models, one run per (lambda_SA, lambda_MLP, seed) (quick:
-#     one job per (lambda_SA, lambda_MLP) over its seeds); the runs the grids share are trained once.  fig3 (right): ViTs, one job per (lambda_attn, seed).
+#     one job per (lambda_SA, lambda_MLP) over its seeds); the runs the grids share are trained once.
+#   fig3 (right): ViTs, one run per (lambda_attn, seed) (quick: one job per lambda_attn over its seeds).
 #   fig4, figB: per-head balance of a pretrained model (quick: the shipped MiniLM).
 
 _LR = config["lowrank"]
@@ -59,6 +61,10 @@ register_sweep(
         ),
     },
     gpu_figures=SCALE == "paper",
+    # quick: one job per λ runs its seeds in turn (process start-up, ≈ 5 CPU-s, shared); trained
+    # side by side in one model (train_recall_runs) they took no less CPU on one core (within
+    # ±13 %, 2026-11-27: docs/papers/lowrank.md#lowrank_fig2); paper: one GPU job per run
+    batch="seed" if SCALE == "quick" else None,
     # under the negative control every λ trains as λ = 0: the default run's λ = 0 run, relabelled
     control_shares="lowrank.recall",
 )
@@ -194,6 +200,8 @@ register_sweep(
             threads=16, mem_mb=96000, runtime=2880, gpu_mem_mb=18000, cpus_per_gpu=16
         ),
     },
+    # quick: one job per λ_attn runs its seeds in turn (start-up, ≈ 10 CPU-s, shared)
+    batch="seed" if SCALE == "quick" else None,
     control_shares="lowrank.vit",  # under the control every λ_attn trains as λ_attn = 0
 )
 register_figure(

@@ -72,20 +72,30 @@ register_stages(
 )
 
 
-# Figs 6-7: ViT [CLS] attention sparsification, one training run of the deep-learning engine
-# (a `train` job; CPU in the quick preset, a GPU in the paper preset) returning both figures'
-# tables, each gathered unchanged.
+# Figs 6-7: ViT [CLS] attention sparsification, one training run of the deep-learning engine per
+# seed of `seeds` (a `train` job each; CPU in the quick preset, a GPU in the paper preset), each
+# returning both figures' tables; a gather per figure stacks the seeds' tables (column `seed`).
+# One job per seed in both presets: a quick run is about a minute of training against seconds of
+# start-up, and separate jobs run side by side on the cores (and on a cluster).
 _VIT = config["maxmargin"]["vit"]
+_VIT_POINTS = [{"seed": s} for s in _VIT["seeds"]]
 
 register_sweep(
     "maxmargin",
     "vit",
-    points=[{"seed": _VIT["seed"]}],
+    points=_VIT_POINTS,
     func="maxmargin.train_vit",
-    # the run's typed settings (ViTSettings), its seed included
-    settings=lambda point, s=_VIT: {"settings": s},
-    gathers={},
-    tables={"fig6": ["fig6"], "fig7": ["fig7"]},
+    # the runs' typed settings (ViTSettings) without `seeds`, the point (seed) added
+    settings={"settings": run_settings("maxmargin", "vit")},
+    gathers={
+        fig: dict(
+            func="maxmargin.vit_gather.gather_vit",
+            # each run writes <point>_fig6 and <point>_fig7
+            runs=[f"{point_label(p)}_{fig}" for p in _VIT_POINTS],
+            figures=[fig],
+        )
+        for fig in ("fig6", "fig7")
+    },
     inputs=(
         {
             "downloads": register_download(

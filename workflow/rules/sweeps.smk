@@ -77,7 +77,6 @@ def register_sweep(
     inputs=None,
     resources=None,
     gpu=None,
-    tables=None,
     gpu_figures=True,
     batch=None,
     control_shares=None,
@@ -89,20 +88,18 @@ def register_sweep(
     ``settings``: dict shared by every run, to which the point's values are added (typed as in
     ``points``); or a function of the point returning a run's whole settings.
     ``gathers``: ``{group: dict(points=[...] or None for all, func=..., settings={...},
-    figures=[...])}``; the gather function receives the runs' CSVs as ``parts`` (rule
-    `gather`, scripts/gather.py).
+    figures=[...])}``, or with ``runs=[...]`` the run files' stems it reads (a run writing several
+    tables writes ``<point>_<table>``); the gather function receives the runs' CSVs as ``parts``
+    (rule `gather`, scripts/gather.py).
     The jobs' ``code=`` inputs are the import closures of ``func`` and of each gather's ``func``
     (:func:`experiment_code`).  ``inputs``: named inputs (e.g. download markers) passed to ``func`` by name.
     ``resources``: {"quick": {...}, "paper": {...}} for the preset in use (threads, mem_mb,
     runtime in minutes, gpu_mem_mb); mem_mb and runtime grow with the attempt.
     ``gpu``: whether the jobs need a GPU (default: the paper preset).
-    ``tables``: for a single run with no gather (one point, ``gathers={}``) returning several
-    plot-ready tables: ``{table: [figures]}``; each table is gathered unchanged
-    (``run_tables.gather_run_table``) to results/data/<paper>/<table>.{csv,json}.
     ``gpu_figures``: whether the figures belong to the ``gpu_figures`` target (else
     ``cpu_figures``).
-    ``batch``: a point key (e.g. ``"lr"``) whose values one `train` job runs in turn: one job
-    (batch) per combination of the other keys, sharing one process's start-up (imports, data,
+    ``batch``: a point key (e.g. ``"lr"``), or a tuple of keys, whose values one `train` job
+    runs in turn: one job (batch) per combination of the other keys, sharing one process's start-up (imports, data,
     tokenizer, model class), for short runs where that start-up is a large share of the job
     (quick preset).  None: one job per point, which a cluster runs in parallel.  The rule, run
     files, resume checkpoints and gathers are the same either way.
@@ -114,33 +111,18 @@ def register_sweep(
     first if missing) and relabels it (:func:`shared_run`).
     """
     keys = list(points[0])
-    if tables:
-        assert (
-            len(points) == 1 and not gathers
-        ), "a sweep with tables is one run, no gather"
-        # each table is gathered, unchanged, from the run file <point>_<table>.csv
-        label = point_label(points[0])
-        gathers = {
-            t: dict(
-                func="run_tables.gather_run_table",
-                runs=[f"{label}_{t}"],
-                figures=figs,
-            )
-            for t, figs in tables.items()
-        }
     gpu = SCALE == "paper" if gpu is None else gpu
     res = dict(threads=1, mem_mb=2000, runtime=20)
     res.update((resources or {}).get(SCALE, {}))
     # batches: label -> points, one `train` job each (its folder's name)
     batches = {}
+    within = (batch,) if isinstance(batch, str) else tuple(batch or ())
     for p in points:
         if batch is None:
             label = point_label(p)
         else:
-            assert (
-                not tables and batch in keys
-            ), "batch names a point key of a gathered sweep"
-            rest = {k: v for k, v in p.items() if k != batch}
+            assert all(k in keys for k in within), "batch names point keys"
+            rest = {k: v for k, v in p.items() if k not in within}
             label = point_label(rest) or "all"
         batches.setdefault(label, []).append(p)
     batch_of = {point_label(p): b for b, ps in batches.items() for p in ps}
@@ -157,7 +139,6 @@ def register_sweep(
         batch_of=batch_of,
         control_shares=control_shares,
     )
-    assert not (tables and control_shares), "a shared run is one table"
     for group, g in gathers.items():
         chosen = points if g.get("points") is None else g["points"]
         # the run files gathered, in order (file stems), and the batch folders holding them

@@ -13,9 +13,22 @@ from pathlib import Path
 from .core import failed_sanity, is_not_measurable, verdicts
 
 
+def _over_seeds(claim: dict) -> str:
+    """`` — seeds: 0 ✓ 0.12, 1 ✗ -0.03, …; rule`` for a claim judged over seeds, else ""."""
+    if not claim.get("seeds"):
+        return ""
+    each = ", ".join(
+        f"{s} {'✓' if r['passed'] else '✗'} {_short(r['value'])}" for s, r in claim["seeds"].items()
+    )
+    return f"; seeds: {each} (holds {claim['rule']})"
+
+
 def _short(value) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
+    if isinstance(value, dict):
+        items = [f"{k}: {_short(v)}" for k, v in list(value.items())[:4]]
+        return "{" + ", ".join(items) + (", …}" if len(value) > 4 else "}")
     if isinstance(value, list):
         items = [_short(v) for v in value[:8]]
         return "[" + ", ".join(items) + (", …]" if len(value) > 8 else "]")
@@ -83,7 +96,7 @@ def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=N
             text += (
                 f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured "
                 f"``{_short(c['value'])}``, "
-                f"threshold ``{c['threshold']}``\n"
+                f"threshold ``{c['threshold']}``{_over_seeds(c)}\n"
             )
         text += "\n"
     Path(out_path).write_text(text.rstrip() + "\n")

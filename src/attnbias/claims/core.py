@@ -36,6 +36,8 @@ import operator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..io import jsonable
 
 _OPS = {
@@ -59,6 +61,10 @@ class Claim:
     value: object
     threshold: object
     passed: bool
+    # a claim judged over several seeds (:func:`over_seeds`): each seed's value and outcome,
+    # ``{"<seed>": {"value": ..., "passed": ...}}``, and the rule that combined them
+    seeds: dict | None = None
+    rule: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -67,7 +73,79 @@ class Claim:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["passed"] = bool(self.passed)
+        for k in ("seeds", "rule"):
+            if d[k] is None:
+                del d[k]
         return jsonable(d)
+
+
+def seeds_needed(n: int) -> int:
+    """How many of ``n`` seeds a paper claim must hold on (:func:`over_seeds`): at least two
+    thirds, rounded up (2 of 3, 3 of 4, 4 of 5; every seed when there are fewer than 3)."""
+    return n if n < 3 else -(-2 * n // 3)
+
+
+def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
+    """One figure's claims judged over its seeds, by the rule fixed before any run was measured
+    (docs/outputs.md#claims-over-seeds):
+
+    - a **sanity** check or identity holds only if it holds on every seed (each seed's run must be
+      valid); its value is that of the first seed on which it failed, else of the first seed;
+    - a **paper** claim holds if it holds on the seed-mean data (``mean``: the claims measured on
+      the curves averaged over seeds) and on at least :func:`seeds_needed` of the seeds; its value
+      is the seed mean's.  Without ``mean`` (``None``) the per-seed rule alone decides and the value
+      is the median of the seeds' values.
+
+    Parameters
+    ----------
+    per_seed : dict of int to list of Claim
+        Each seed's claims, measured on that seed's runs alone; every seed has the same claim ids
+        in the same order.
+    mean : list of Claim or None
+        The paper claims measured on the seed-mean data (sanity checks there are ignored).
+
+    Returns
+    -------
+    list of Claim
+        One claim per id, in the first seed's order, with ``seeds`` (every seed's value and
+        outcome) and ``rule`` filled in.
+    """
+    seeds = sorted(per_seed)
+    first = per_seed[seeds[0]]
+    ids = [c.id for c in first]
+    for s in seeds:
+        if [c.id for c in per_seed[s]] != ids:
+            raise ValueError(f"seed {s} has other claims than seed {seeds[0]}")
+    on_mean = {c.id: c for c in (mean or [])}
+    need = seeds_needed(len(seeds))
+    out = []
+    for i, cid in enumerate(ids):
+        each = {s: per_seed[s][i] for s in seeds}
+        record = {str(s): {"value": c.value, "passed": bool(c.passed)} for s, c in each.items()}
+        held = sum(c.passed for c in each.values())
+        base = first[i]
+        if base.kind != "paper":
+            failing = [c for c in each.values() if not c.passed]
+            pick = failing[0] if failing else base
+            out.append(Claim(cid, base.kind, pick.statement, pick.value, pick.threshold,
+                             held == len(seeds), record, f"on every seed ({len(seeds)})"))
+            continue
+        m = on_mean.get(cid)
+        if m is None and mean is not None:
+            raise ValueError(f"paper claim {cid!r} was not measured on the seed-mean data")
+        if m is not None:
+            value, passed = m.value, bool(m.passed) and held >= need
+            rule = f"on the seed mean and on at least {need} of {len(seeds)} seeds"
+        else:
+            vals = [c.value for c in each.values()]
+            nums = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+            value = float(np.median(vals)) if nums else base.value
+            passed, rule = held >= need, f"on at least {need} of {len(seeds)} seeds"
+        # the statement of the seed mean (a seed's may name that seed's numbers)
+        statement = m.statement if m is not None else base.statement
+        out.append(Claim(cid, "paper", statement, value, base.threshold, passed, record,
+                         rule))  # fmt: skip
+    return out
 
 
 def compare(

@@ -18,6 +18,10 @@ at λ = 0).  Fig 4 / App. B keep
 it documents the y = x line of the plot and is never evidence; its unit test is
 ``tests/unit/test_claim_identities.py``.
 
+Seeds: Figs 2, 3 and App. Fig. C are judged over their seeds (:func:`_judged_over_seeds`,
+docs/outputs.md#claims-over-seeds); Table 1 weighs its cells' seed means by their standard errors,
+and the Fig 4 / App. B proxies pool the heads of every seed (docs/papers/lowrank.md).
+
 One public function per figure, named after it (``fig1``, ..., ``figB``; Table 1 in
 :mod:`.lowrank_table1`, re-exported here), found by name by the claim rule: its arguments are
 named after the data groups it reads (``fig3_lm`` for ``results/data/lowrank/fig3_lm.csv``), each
@@ -38,7 +42,7 @@ from ..analysis.lowrank import (
     recall_summary,
 )
 from ..io import arr
-from .core import Claim, compare, holds, within
+from .core import Claim, compare, holds, over_seeds, within
 from .lowrank_table1 import table1  # noqa: F401  (re-exported: the Table 1 claims)
 
 
@@ -199,9 +203,26 @@ def _falls(cid: str, statement: str, values) -> Claim:
                  kind="paper")  # fmt: skip
 
 
+def _judged_over_seeds(claims, df: pd.DataFrame, meta: dict) -> list[Claim]:
+    """``claims(df, meta)`` judged over the seeds of ``df`` (docs/outputs.md#claims-over-seeds):
+    measured on each seed's rows, and (paper claims) on all rows, whose summaries (means over
+    heads, layers and seeds, at equal rows per seed) are those of the seed-mean data; combined by
+    :func:`~attnbias.claims.core.over_seeds`.  A table of one seed is judged as it is."""
+    seeds = sorted(int(x) for x in df["seed"].unique())
+    if len(seeds) < 2:
+        return claims(df, meta)
+    per = {s: claims(df[df["seed"] == s], meta) for s in seeds}
+    return over_seeds(per, [c for c in claims(df, meta) if c.kind == "paper"])
+
+
 def fig2(fig2) -> list[Claim]:
-    """Fig 2: associative recall: the rank falls with λ, the task stays solved."""
-    df, meta = fig2
+    """Fig 2: associative recall: the rank falls with λ, the task stays solved; judged over the
+    seeds (:func:`_judged_over_seeds`)."""
+    return _judged_over_seeds(_fig2_claims, *fig2)
+
+
+def _fig2_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
+    """Fig 2's claims on one seed's runs (or on every seed's: the seed-mean summaries)."""
     lr = float(meta["lr"])
     steps = int(df.step.max())
     solved_acc = float(meta["solved_acc"])
@@ -325,6 +346,14 @@ def fig3(fig3_lm, fig3_vit) -> list[Claim]:
     """
     (lm, lm_meta), (vit, vit_meta) = fig3_lm, fig3_vit
     lm = _lm_fig3_rows(lm, lm_meta)
+    # the LM and the ViT claims each judged over their own seeds (:func:`_judged_over_seeds`)
+    return _judged_over_seeds(_lm_claims, lm, lm_meta) + _judged_over_seeds(
+        _vit_claims, vit, vit_meta
+    )
+
+
+def _lm_claims(lm: pd.DataFrame, lm_meta: dict) -> list[Claim]:
+    """Fig 3 (left) on one seed's LM runs (or on every seed's: the seed-mean summaries)."""
     seeds = sorted(int(x) for x in lm.seed.unique())
     out = _rank_trend_claims(lm_rank_summary(lm), "lam_sa", "lm_",
                              f"LM, all {lm.layer.max()} layers × heads, seeds {seeds}", "λ_SA")
@@ -338,26 +367,37 @@ def fig3(fig3_lm, fig3_vit) -> list[Claim]:
                                   f"LM layer {layer}: per-head median rank@10⁻² of {pname} falls "
                                   f"with λ_SA (values {v.tolist()} at λ_SA = "
                                   f"{med.index.tolist()})", v))  # fmt: skip
+    return out
+
+
+def _vit_claims(vit: pd.DataFrame, vit_meta: dict) -> list[Claim]:
+    """Fig 3 (right) on one seed's ViT runs (or on every seed's: the seed-mean summaries)."""
+    seeds = sorted(int(x) for x in vit.seed.unique())
     solved_acc = float(vit_meta["solved_acc"])
     acc = vit.groupby("lam_attn").test_acc.mean()
     solved = [float(x) for x in acc.index if acc[x] >= solved_acc]
-    out.append(holds("vit_solved",
-                     f"ViT: solved (test accuracy ≥ {solved_acc:g}) at λ_attn = 0 and at some "
-                     "λ_attn > 0; accuracy per λ_attn: "
-                     + ", ".join(f"{lam:g}: {a:.3f}" for lam, a in acc.items()), solved,
-                     bool(0.0 in solved and any(x > 0 for x in solved)),
-                     "0 and some λ > 0 solved", kind="sanity"))  # fmt: skip
+    out = [holds("vit_solved",
+                 f"ViT: solved (test accuracy ≥ {solved_acc:g}) at λ_attn = 0 and at some "
+                 "λ_attn > 0; accuracy per λ_attn: "
+                 + ", ".join(f"{lam:g}: {a:.3f}" for lam, a in acc.items()), solved,
+                 bool(0.0 in solved and any(x > 0 for x in solved)),
+                 "0 and some λ > 0 solved", kind="sanity")]  # fmt: skip
     vs = lm_rank_summary(vit[vit.lam_attn.isin(solved)], by="lam_attn")
     out += _rank_trend_claims(vs, "lam_attn", "vit_",
-                              f"ViT, solved runs, mean over {vit.layer.max()} layers × heads",
-                              "λ_attn")
+                              f"ViT, solved runs, mean over {vit.layer.max()} layers × heads, "
+                              f"seeds {seeds}", "λ_attn")  # fmt: skip
     return out
 
 
 def figC(fig3_lm) -> list[Claim]:
-    """App. Fig. C: the rank falls with λ_SA in every drawn layer of the Fig 3 LMs."""
+    """App. Fig. C: the rank falls with λ_SA in every drawn layer of the Fig 3 LMs; judged over
+    the seeds (:func:`_judged_over_seeds`)."""
     lm, lm_meta = fig3_lm
-    lm = _lm_fig3_rows(lm, lm_meta)
+    return _judged_over_seeds(_figC_claims, _lm_fig3_rows(lm, lm_meta), lm_meta)
+
+
+def _figC_claims(lm: pd.DataFrame, lm_meta: dict) -> list[Claim]:
+    """App. Fig. C on one seed's LM runs (or on every seed's: the seed-mean summaries)."""
     out = []
     for layer in lm_meta["layers_figC"]:
         out += _rank_trend_claims(lm_rank_summary(lm, [layer]), "lam_sa", f"layer{layer}_",

@@ -27,10 +27,20 @@ information.  Thresholds (fixed before measuring; see the captions of Figs 6 and
   at least half of the late sparsification; NaN, a failure, when ζ does not fall);
 - sanity: every logged ζ and ‖W‖_F is finite, and the final probe (held-out) accuracy is ≥ 0.5,
   five times chance on ten classes (both presets; the training accuracy is information).
-- ``maps_late_concentrate`` (Fig 6): the mean peak (largest patch) weight at the last drawn epoch /
-  at the first drawn epoch ≥ the midpoint ≥ 1.1 (the maps still concentrate, by ≥ 10 %), over the
-  probe set and the epoch's weight snapshots (meta ``probe_peak``) where recorded, else over the
-  six drawn maps (one snapshot each: a noisy measure, kept as information).
+- ``maps_late_concentrate`` (Fig 6): the mean peak (largest patch) weight of the **drawn maps** at
+  the last drawn epoch / at the first drawn epoch ≥ the midpoint ≥ 1.1 (the maps still
+  concentrate, by ≥ 10 %): measured on the very maps the figure draws (the fixed images, the end
+  of the drawn epochs), so that what is drawn is what is claimed; the same ratio over the whole
+  probe set and the epoch's weight snapshots (meta ``probe_peak``, Fig 7's probe) is information.
+  Sanity ``probe_acc``: the run the maps come from learned (final held-out accuracy ≥ 0.5).
+
+**Seeds** (docs/outputs.md#claims-over-seeds).  A table of several seeds (column ``seed``, the
+gather :func:`attnbias.experiments.maxmargin.vit_gather.gather_vit`) is judged by
+:func:`~attnbias.claims.core.over_seeds`: each claim measured on each seed's rows, the paper claims
+also on the seed mean (Fig 7: the curves averaged over the seeds epoch by epoch; Fig 6: the peak
+of every seed's drawn maps, averaged over the images and seeds); a sanity check must hold on every
+seed, a paper claim on the seed mean and on at least 2 of 3 seeds.  A table of one seed is judged
+as it is.
 
 Re-exported by :mod:`attnbias.claims.maxmargin` (one function per figure: ``fig6``, ``fig7``).
 """
@@ -38,9 +48,10 @@ Re-exported by :mod:`attnbias.claims.maxmargin` (one function per figure: ``fig6
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..metrics import spearman
-from .core import Claim, compare, holds
+from .core import Claim, compare, holds, over_seeds
 
 LATE_RHO = {"paper": 0.8, "quick": 0.5}  # |Spearman ρ| over the late epochs
 LATE_ZETA_RATIO = 0.9  # ζ(last) / ζ(midpoint) at most this
@@ -56,50 +67,123 @@ def late_start(epochs) -> float:
     return float(np.max(np.asarray(epochs, dtype=float))) / 2.0
 
 
+def _seeds(df: pd.DataFrame) -> list[int]:
+    return sorted(int(s) for s in df["seed"].unique()) if "seed" in df.columns else []
+
+
+def _seed_meta(meta: dict, seed: int) -> dict:
+    """The gathered meta as one seed's run recorded it (its ``runs_by_seed`` entry)."""
+    return dict(meta, **(meta.get("runs_by_seed") or {}).get(str(seed), {}))
+
+
+def _mean_meta(meta: dict) -> dict:
+    """The gathered meta for the seed-mean data: the runs' probe-set peaks (per epoch) and final
+    probe accuracies averaged over the seeds."""
+    runs = list((meta.get("runs_by_seed") or {}).values())
+    out = dict(meta)
+    if runs and all("probe_peak" in r for r in runs):
+        epochs = set.intersection(*(set(r["probe_peak"]) for r in runs))
+        out["probe_peak"] = {e: float(np.mean([r["probe_peak"][e] for r in runs])) for e in epochs}
+    if runs and all("final_probe_acc" in r for r in runs):
+        out["final_probe_acc"] = float(np.mean([r["final_probe_acc"] for r in runs]))
+    return out
+
+
+def _judged(claims, df: pd.DataFrame, meta: dict, mean_table) -> list[Claim]:
+    """``claims(df, meta)`` judged over the table's seeds (module docstring): on each seed's rows,
+    and (paper claims) on ``mean_table(df)``, combined by :func:`~attnbias.claims.core.over_seeds`.
+    A table of one seed (or from before the seeds) is judged as it is."""
+    seeds = _seeds(df)
+    if len(seeds) < 2:
+        return claims(df, _seed_meta(meta, seeds[0]) if seeds else meta)
+    per = {s: claims(df[df["seed"] == s], _seed_meta(meta, s)) for s in seeds}
+    mean = [c for c in claims(mean_table(df), _mean_meta(meta)) if c.kind == "paper"]
+    return over_seeds(per, mean)
+
+
+def seed_mean_curves(df: pd.DataFrame) -> pd.DataFrame:
+    """Fig 7's curves averaged over the seeds, epoch by epoch (every seed logs every epoch)."""
+    if "seed" not in df.columns:
+        return df
+    cols = [c for c in df.columns if c not in ("epoch", "seed")]
+    return df.groupby("epoch", as_index=False, sort=True)[cols].mean()
+
+
+def drawn_peaks(df: pd.DataFrame) -> pd.Series:
+    """Fig 6: per drawn epoch, the mean over the drawn maps (images, and seeds where the table has
+    several) of each map's peak (largest) patch weight."""
+    keys = ["seed", "epoch", "image"] if "seed" in df.columns else ["epoch", "image"]
+    return df.groupby(keys).weight.max().groupby("epoch").mean()
+
+
 def fig6(fig6) -> list[Claim]:
-    """Fig 6: the late concentration of the maps: measured on the probe set (meta ``probe_peak``,
-    every epoch, averaged over the weight snapshots) when the run recorded it, else on the drawn
-    maps; the drawn maps' ratio is given as information.  ``fig6``: the ``fig6`` group's
-    ``(DataFrame, meta)``."""
+    """Fig 6: the late concentration of the drawn maps, judged over the seeds (module
+    docstring).  ``fig6``: the ``fig6`` group's ``(DataFrame, meta)``."""
     df, meta = fig6
-    last = df.epoch.max()
-    peak = df.groupby(["epoch", "image"]).weight.max().groupby("epoch").mean()
+    return _judged(_fig6_claims, df, meta, lambda d: d)
+
+
+def _fig6_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
+    """Fig 6's claims on the drawn maps of ``df`` (one seed's, or every seed's pooled)."""
+    seeds = _seeds(df)
+    peak = drawn_peaks(df)
+    last = peak.index.max()
     late = [e for e in peak.index if e >= late_start(peak.index)]
     mid = min(late) if late else None
-    drawn = float(peak[last] / peak[mid]) if mid is not None and mid != last else float("nan")
+    measurable = mid is not None and mid != last
+    ratio = float(peak[last] / peak[mid]) if measurable else float("nan")
     per_epoch = ", ".join(f"{e}: {p:.3f}" for e, p in peak.items())
-    mid_txt = mid if mid is not None and mid != last else "none: no such epoch"
+    mid_txt = mid if measurable else "none: no such epoch"
+    n_img = df["image"].nunique()
+    maps = (
+        f"{n_img} images × {len(seeds)} seeds, the mean over seeds {', '.join(map(str, seeds))}"
+        if len(seeds) > 1
+        else f"{n_img} images" + (f", seed {seeds[0]}" if seeds else "")
+    )
     probe = {float(e): float(p) for e, p in (meta.get("probe_peak") or {}).items()}
-    if probe and mid is not None and mid != last and {mid, last} <= set(probe):
-        ratio = probe[float(last)] / probe[float(mid)]
-        what = (
-            f"mean peak patch weight over the probe set at epoch {last} / at epoch {mid_txt} "
-            f"({probe[float(last)]:.4f} / {probe[float(mid)]:.4f}); information: the drawn maps "
-            f"give {drawn:.3f} (per drawn epoch: {per_epoch})"
+    info = ""
+    if measurable and {float(mid), float(last)} <= set(probe):
+        info = (
+            f"; information: over the whole probe set and the epoch's weight snapshots the ratio "
+            f"is {probe[float(last)] / probe[float(mid)]:.3f}"
         )
-    else:
-        ratio = drawn
-        what = (
-            f"mean peak attention weight of the drawn maps at the last drawn epoch ({last}) / at "
-            f"the first drawn epoch ≥ half the run ({mid_txt}); per drawn epoch: {per_epoch}"
-        )
-    return [
+    out = [
         compare(
             "maps_late_concentrate",
-            f"late phase: {what}",
+            f"late phase: mean peak patch weight of the drawn maps ({maps}) at the last drawn "
+            f"epoch ({last}) / at the first drawn epoch ≥ half the run ({mid_txt}); per drawn "
+            f"epoch: {per_epoch}{info}",
             ratio,
             ">=",
             LATE_PEAK_RATIO,
             kind="paper",
         ),
     ]
+    if "final_probe_acc" in meta:
+        out.append(
+            compare(
+                "probe_acc",
+                "final held-out (probe) accuracy of the run the maps come from, ten classes, "
+                "chance 0.1 (sanity)",
+                meta["final_probe_acc"],
+                ">=",
+                PROBE_ACC,
+                kind="sanity",
+            )
+        )
+    return out
 
 
 def fig7(fig7) -> list[Claim]:
-    """Fig 7 (docs/papers/maxmargin.md#maxmargin_fig7), asserted over the second half of training;
-    the first design's whole-run halving of ζ is kept in the paper preset.  ``fig7``: the ``fig7``
-    group's ``(DataFrame, meta)``."""
+    """Fig 7 (docs/papers/maxmargin.md#maxmargin_fig7), asserted over the second half of training
+    and judged over the seeds (module docstring); the first design's whole-run halving of ζ is kept
+    in the paper preset.  ``fig7``: the ``fig7`` group's ``(DataFrame, meta)``."""
     df, meta = fig7
+    return _judged(_fig7_claims, df, meta, seed_mean_curves)
+
+
+def _fig7_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
+    """Fig 7's claims on one seed's curves (or the seed-mean curves)."""
     paper = meta.get("provenance", {}).get("preset") == "paper"
     d = df.sort_values("epoch")
     ep, zeta, w = d.epoch.to_numpy(), d.zeta.to_numpy(float), d.wnorm.to_numpy(float)

@@ -291,14 +291,20 @@ def _dl_color(opt: str) -> str:
     return METHOD_COLORS["adam" if opt == "adamw" else opt]
 
 
-def _dl_step_label(opt: str, value: float, run: dict | None) -> str:
-    """Legend entry: the optimiser and its chosen step-size setting."""
+def _dl_step_label(opt: str, value: float, meta: dict) -> str:
+    """Legend entry: the optimiser and its chosen step-size setting (SNGD's η and SPS's c, which
+    the probe of each seed sets, as their mean over the seeds)."""
+    runs = list((meta.get("runs_by_seed") or {"0": meta["runs"]}).values())
     if opt == "sngd":
-        eff = (run or {}).get("effective_lr", value)
-        matched = (run or {}).get("step_size_matching")
+        eff = meta["selection"][opt].get("chosen_effective_lr", value)
+        matched = (runs[0].get(opt) or {}).get("step_size_matching")
         return f"SNGD (η={eff:.3g}" + (f", matched to SGD lr {value:g})" if matched else ")")
     if opt == "sps":
-        return f"SPS (γ_b={value:g}, c={(run or {}).get('optimizer_extra', {}).get('c', 0.5):g})"
+        cs = [((r.get(opt) or {}).get("optimizer_extra") or {}).get("c") for r in runs]
+        cs = [c for c in cs if c is not None]
+        if cs:
+            return f"SPS (c={np.mean(cs):.3g}, matched to SGD lr {value:g})"
+        return f"SPS (lr={value:g})"
     return f"{DL_LABELS[opt]} (lr={value:g})"
 
 
@@ -325,13 +331,15 @@ def _dl_figure(df, meta, title: str):
         ("test_loss", "(c) test loss", "cross-entropy"),
         ("test_acc", "(d) test accuracy", "accuracy"),
     ]
+    seeds = sorted(df["seed"].unique()) if "seed" in df.columns else []
     for opt in meta["optimizers"]:
         d = df[df.optimizer == opt]
         for value, g in d.groupby("lr"):
             chosen = bool(g.selected.iloc[0])
-            label = _dl_step_label(opt, value, meta["runs"].get(opt)) if chosen else None
+            label = _dl_step_label(opt, value, meta) if chosen else None
             for ax, (col, _, _) in zip(axes, panels, strict=True):
-                h = g[[xcol, col]].dropna()
+                # the mean over the seeds, and (chosen values) their min-max band
+                h = g[[xcol, col]].dropna().groupby(xcol)[col].agg(["mean", "min", "max"])
                 if h.empty:
                     continue
                 kw = (
@@ -340,12 +348,15 @@ def _dl_figure(df, meta, title: str):
                     else {"lw": 0.7, "alpha": 0.3, "ls": "--"}
                 )
                 ax.plot(
-                    h[xcol],
-                    h[col],
+                    h.index,
+                    h["mean"],
                     color=_dl_color(opt),
                     label=label if col == "test_loss" else None,
                     **kw,
                 )
+                if chosen and len(seeds) > 1:
+                    ax.fill_between(h.index, h["min"], h["max"], color=_dl_color(opt),
+                                    alpha=0.18, lw=0)  # fmt: skip
     chosen_rows = df[df.selected.astype(bool)]
     for ax, (col, t, yl) in zip(axes, panels, strict=True):
         ax.set_title(t)
@@ -370,8 +381,14 @@ def _dl_figure(df, meta, title: str):
     )
     sel = meta.get("select_at")
     where = f"{x_unit[:-1]} {sel}" if sel else "the end"
+    over = (
+        f"curves: mean over seeds {', '.join(str(int(x)) for x in seeds)}, band: min-max; "
+        if len(seeds) > 1
+        else ""
+    )
+    mean = "seed-mean " if len(seeds) > 1 else ""
     note = (
-        "learning rate per optimiser chosen on the validation split "
+        f"{over}learning rate per optimiser chosen on the {mean}validation loss "
         f"({meta['sizes']['val']} examples) at {where}; faint dashed: the other grid values"
         f"\ngrids: {_grids_text(meta)}"
     )

@@ -17,9 +17,6 @@ from matplotlib.lines import Line2D
 
 from ..analysis.lowrank import (
     final_rows,
-    lm_rank_summary,
-    mean_trace,
-    recall_summary,
     table1_summary,
 )
 from ..io import arr
@@ -189,58 +186,86 @@ IMB = {"pv": "$\\|P^{h\\top}P^h - W_V^hW_V^{h\\top}\\|_F$",
        "kq": "$\\|W_K^hW_K^{h\\top} - W_Q^hW_Q^{h\\top}\\|_F$"}
 
 
+def _seed_band(df, by, column):
+    """Per value of the keys ``by``: ``mean``, the seed mean of ``column`` (each seed's mean over
+    its rows, e.g. heads and layers), and ``min`` and ``max``, its range over the seeds (the band
+    drawn around a curve; one seed: all three equal)."""
+    per_seed = df.groupby([*by, "seed"])[column].mean()
+    return per_seed.groupby(level=list(range(len(by)))).agg(["mean", "min", "max"])
+
+
+def _band(ax, x, band, color, **kw):
+    """The seed mean ``band["mean"]`` against ``x`` and its min–max band over the seeds."""
+    ax.fill_between(x, band["min"], band["max"], color=color, alpha=0.2, lw=0)
+    return ax.plot(x, band["mean"], color=color, **kw)
+
+
+def _seeds_note(df) -> str:
+    """What a curve of ``df`` shows: the mean of its seeds with their min–max band."""
+    seeds = sorted(int(x) for x in df.seed.unique())
+    if len(seeds) < 2:
+        return f"seed {seeds[0]}"
+    return f"curves: mean of seeds {', '.join(map(str, seeds))}, band min–max"
+
+
 def fig2(fig2):
-    """Fig 2: associative recall: rank and accuracy against λ."""
+    """Fig 2: associative recall: rank and accuracy against λ; curves are the seed mean with the
+    seeds' min–max band, the spectra those of the first seed."""
     df, meta = fig2
     solved_acc = float(meta["solved_acc"])
     lr = float(meta["lr"])
-    summ = recall_summary(df, solved_acc)
+    last = final_rows(df)
     lams = sorted(df.lam.unique())
     col = _lam_colors(lams)
     fig, axes = new_figure(11.0, 6.2, ncols=3, nrows=2)
     ax = axes[0, 0]
+    acc = _seed_band(last[last["product"] == "pv"], ["lam"], "accuracy")
     for product, c in (("pv", "tab:blue"), ("kq", "tab:orange")):
-        s = summ[summ["product"] == product].sort_values("lam")
-        ax.plot(s.lam, s.eff_rank, "o-", color=c, label=f"{NAMES[product]} eff. rank")
-        ax.plot(s.lam, s.rank_1e2, "s--", color=c, mfc="none",
-                label=f"{NAMES[product]} rank@$10^{{-2}}$")
-        uns = s[~s.solved]
-        ax.plot(uns.lam, uns.eff_rank, "x", color="k", ms=8)
+        p = last[last["product"] == product]
+        er, r2 = _seed_band(p, ["lam"], "eff_rank"), _seed_band(p, ["lam"], "rank_1e2")
+        _band(ax, er.index, er, c, marker="o", label=f"{NAMES[product]} eff. rank")
+        _band(ax, r2.index, r2, c, marker="s", ls="--", mfc="none",
+              label=f"{NAMES[product]} rank@$10^{{-2}}$")  # fmt: skip
+        uns = acc["mean"] < solved_acc
+        ax.plot(er.index[uns], er["mean"][uns], "x", color="k", ms=8)
     d_head = int(meta["model"]["d_head"])
     ax.set(xlabel="λ (AdamW, attention matrices)",
            ylabel=f"rank, mean over heads (max {d_head})", ylim=(0, d_head + 1),
            title="(a) rank at the end vs λ")
     ax.legend(loc="lower left", fontsize=6)
-    acc = summ[summ["product"] == "pv"].sort_values("lam")
     tw = ax.twinx()
-    tw.plot(acc.lam, acc.accuracy, "d:", color="tab:green", ms=4)
+    _band(tw, acc.index, acc, "tab:green", marker="d", ls=":", ms=4)
     tw.set_ylim(0, 1.05)
     tw.set_ylabel("recall accuracy (green)", color="tab:green")
     tw.grid(False)
     for j, product in enumerate(("pv", "kq")):
         ax = axes[0, 1 + j]
-        tr = mean_trace(df, product, "imbalance")
+        tr = _seed_band(df[df["product"] == product], ["lam", "step"], "imbalance")
         for lam in lams:
-            ax.semilogy(tr.index, tr[lam], color=col[lam], label=f"λ={lam:g}")
+            b = tr.loc[lam]
+            _band(ax, b.index, b, col[lam], label=f"λ={lam:g}")
             if lam > 0:
-                t = tr.index.to_numpy()
-                ax.semilogy(t, tr[lam].iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam],
-                            ls=":", lw=0.8)
+                t = b.index.to_numpy()
+                ax.plot(t, b["mean"].iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam],
+                        ls=":", lw=0.8)  # fmt: skip
+        ax.set_yscale("log")
         ax.set(xlabel="step", ylabel="imbalance, mean over heads",
                title=f"({'bc'[j]}) {IMB[product]}; dotted $e^{{-2\\eta\\lambda t}}$")
         ax.set_ylim(bottom=max(ax.get_ylim()[0], 1e-4))
         ax.legend(loc="lower left", fontsize=6)
     for j, product in enumerate(("pv", "kq")):
         ax = axes[1, j]
-        tr = mean_trace(df, product, "gap")
+        tr = _seed_band(df[df["product"] == product], ["lam", "step"], "gap")
         for lam in lams:
-            ax.semilogy(tr.index, tr[lam], color=col[lam], label=f"λ={lam:g}")
+            b = tr.loc[lam]
+            _band(ax, b.index, b, col[lam], label=f"λ={lam:g}")
+        ax.set_yscale("log")
         ax.set(xlabel="step", ylabel="gap, mean over heads",
                title=f"({'de'[j]}) gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$ of {NAMES[product]}")
         log_floor(ax)
     ax = axes[1, 2]
-    last = final_rows(df)
-    last = last[last["product"] == "pv"]
+    seed = int(last.seed.min())  # a spectrum is one seed's
+    last = last[(last["product"] == "pv") & (last.seed == seed)]
     for lam in lams:
         S = np.stack([_spec(r, d_head) for _, r in last[last.lam == lam].iterrows()])
         S = S / S[:, :1]
@@ -248,15 +273,15 @@ def fig2(fig2):
                     label=f"λ={lam:g}")
     ax.axhline(1e-2, color="0.5", ls=":", lw=0.8)
     ax.set(xlabel="index i", ylabel="$\\sigma_i/\\sigma_1$, median over heads",
-           title=f"(f) final spectra of {NAMES['pv']}", ylim=(1e-5, 2))
+           title=f"(f) final spectra of {NAMES['pv']}, seed {seed}", ylim=(1e-5, 2))
     ax.legend(loc="lower left", fontsize=6)
     task, s = meta["task"], meta["settings"]
     suptitle(fig, f"Fig 2: associative recall ({s['n_pairs']} pairs, vocab {task['vocab']}), "
                  f"{s['n_layers']}-layer attention-only "
                  f"transformer (d={s['d_model']}, H={s['n_heads']}), AdamW lr {lr:g}, "
                  f"{int(df.step.max())} steps, "
-                 f"{meta['preset']} preset; ✕ = not solved (accuracy < {solved_acc:g})",
-                 fontsize=8.5)  # fmt: skip
+                 f"{meta['preset']} preset; ✕ = not solved (accuracy < {solved_acc:g}); "
+                 f"{_seeds_note(df)}", fontsize=8.5)  # fmt: skip
     return fig
 
 
@@ -275,8 +300,10 @@ def _lm_label(meta) -> str:
 
 
 def _per_head_panel(ax, df, layer, product, lam_col="lam_sa"):
-    """Per-head rank@10⁻² (bars, one group per λ) and effective rank (dots) of one layer."""
-    d = df[(df.layer == layer) & (df["product"] == product)]
+    """Per-head rank@10⁻² (bars, one group per λ) and effective rank (dots) of one layer, of the
+    first seed (a head index names no same head across seeds)."""
+    seed = int(df.seed.min())
+    d = df[(df.layer == layer) & (df["product"] == product) & (df.seed == seed)]
     g = d.groupby([lam_col, "head"])[["rank_1e2", "eff_rank"]].mean().reset_index()
     lams = sorted(g[lam_col].unique())
     heads = sorted(g["head"].unique())
@@ -291,9 +318,7 @@ def _per_head_panel(ax, df, layer, product, lam_col="lam_sa"):
     ax.set_xticks(np.arange(len(lams)), [f"{x:g}" for x in lams])
     ax.set(xlabel="λ_SA (attention weight decay)",
            ylabel="rank per head (bars rank@$10^{-2}$, dots eff. rank)")
-    n_seeds = d.seed.nunique()
-    ax.set_title(f"layer {layer}: {NAMES[product]}"
-                 + (f" (mean of {n_seeds} seeds)" if n_seeds > 1 else ""))
+    ax.set_title(f"layer {layer}: {NAMES[product]}, seed {seed}")
 
 
 def fig3(fig3_lm, fig3_vit):
@@ -318,24 +343,25 @@ def fig3(fig3_lm, fig3_vit):
         axes[j].set_ylim(0, lm_meta["model"]["d_head"] + 1)
     axes[0].legend(loc="upper right", fontsize=6)
     solved_acc = float(vit_meta["solved_acc"])
-    summ = lm_rank_summary(vit, by="lam_attn")
-    acc = vit.groupby("lam_attn").test_acc.mean()
+    # one test accuracy per run (every row of a run carries it): its seed mean and range
+    acc = _seed_band(vit.drop_duplicates(["lam_attn", "seed"]), ["lam_attn"], "test_acc")
     d_head = vit_meta["model"]["d_head"]
     for j, product in enumerate(("kq", "pv")):
         ax = axes[2 + j]
-        s = summ[summ["product"] == product].sort_values("lam_attn")
-        ax.plot(s.lam_attn, s.eff_rank, "o-", color="tab:blue", label="effective rank")
-        ax.plot(s.lam_attn, s.rank_1e2, "s--", color="tab:orange", mfc="none",
-                label="rank@$10^{-2}$")
-        uns = acc[acc < solved_acc]
-        for lam in uns.index:
-            ax.plot([lam], s.set_index("lam_attn").loc[[lam], "eff_rank"], "kx", ms=8)
-        ax.set_xscale("symlog", linthresh=max(min([x for x in s.lam_attn if x > 0] or [1]), 1e-3))
+        p = vit[vit["product"] == product]
+        er = _seed_band(p, ["lam_attn"], "eff_rank")
+        _band(ax, er.index, er, "tab:blue", marker="o", label="effective rank")
+        _band(ax, er.index, _seed_band(p, ["lam_attn"], "rank_1e2"), "tab:orange", marker="s",
+              ls="--", mfc="none", label="rank@$10^{-2}$")  # fmt: skip
+        uns = acc["mean"] < solved_acc
+        ax.plot(er.index[uns], er["mean"][uns], "kx", ms=8)
+        lams = er.index.to_numpy(float)
+        ax.set_xscale("symlog", linthresh=max(min([x for x in lams if x > 0] or [1]), 1e-3))
         ax.set(xlabel="λ_attn (attention weight decay)",
                ylabel=f"mean rank over heads and layers (max {d_head})", ylim=(0, d_head + 1))
         ax.set_title(f"ViT: {NAMES[product]}")
         tw = ax.twinx()
-        tw.plot(acc.index, acc.values, "d:", color="tab:green", ms=4)
+        _band(tw, acc.index, acc, "tab:green", marker="d", ls=":", ms=4)
         tw.set_ylim(0, 1.05)
         tw.set_ylabel("test accuracy (green)", color="tab:green")
         tw.grid(False)
@@ -345,7 +371,7 @@ def fig3(fig3_lm, fig3_vit):
     title = (f"Fig 3: weight decay on attention lowers the rank.  Left: {_lm_label(lm_meta)}, "
              f"λ_MLP = {lm.lam_mlp.iloc[0]:g}, "
              f"layer {layer}.  Right: ViT {vm['layers']}L×{vm['heads']}H, d={vm['hidden']}, "
-             f"{vm['tokens']} tokens; ✕ = accuracy < {solved_acc:g}")
+             f"{vm['tokens']} tokens; ✕ = accuracy < {solved_acc:g}; {_seeds_note(vit)}")
     if lm_si or vit_si:
         lm_name, vit_name = lm_si or lm_meta["corpus"]["name"], vit_si or vit_meta["dataset"]
         title += f"\n[stand-ins: {lm_name}; {vit_name}]"

@@ -429,35 +429,33 @@ def _stand_in(meta) -> str:
     return f" [stand-in: {meta['stand_in']}]" if meta.get("stand_in") else ""
 
 
+def _seeds(df) -> list[int]:
+    return sorted(int(s) for s in df.seed.unique()) if "seed" in df.columns else []
+
+
 def fig6(fig6):
-    """Fig 6: ViT last-layer [CLS] attention maps over training."""
+    """Fig 6: one seed's (the table's first) ViT last-layer [CLS] attention maps over training."""
     df, meta = fig6
-    epochs = sorted(df.epoch.unique())
-    images = list(dict.fromkeys(df.image))
-    g = int(meta["grid"])
-    fig, axes = new_figure(
-        1.25 * len(epochs) + 1.3,
-        1.25 * len(images) + 0.6,
-        ncols=len(epochs),
-        nrows=len(images),
-        squeeze=False,
-        layout="compressed",  # constrained layout for fixed-aspect panels and a colour bar
-    )
-    vmax = df.weight.quantile(0.995)
-    overlay = None
+    seeds = _seeds(df)
+    df = df[df.seed == seeds[0]] if seeds else df
+    which = f", seed {seeds[0]}" + (f" of {len(seeds)}" if len(seeds) > 1 else "") if seeds else ""
+    epochs, images, g = sorted(df.epoch.unique()), list(dict.fromkeys(df.image)), int(meta["grid"])
+    # column titles: the maps' mean peak patch weight (what ``maps_late_concentrate`` compares)
+    peaks = df.groupby(["epoch", "image"]).weight.max().groupby("epoch").mean()
+    fig, axes = new_figure(1.25 * len(epochs) + 1.3, 1.25 * len(images) + 0.6, ncols=len(epochs),
+                           nrows=len(images), squeeze=False, layout="compressed")  # fmt: skip
+    overlay, vmax = None, df.weight.quantile(0.995)
     for i, img in enumerate(images):
         for j, ep in enumerate(epochs):
             ax = axes[i, j]
             d = df[(df.image == img) & (df.epoch == ep)].sort_values(["row", "col"])
             ax.imshow(d.pixels.to_numpy().reshape(g, g), cmap="gray", vmin=0, vmax=1)
-            overlay = ax.imshow(
-                d.weight.to_numpy().reshape(g, g), cmap="inferno", alpha=0.7, vmin=0, vmax=vmax
-            )
-            ax.set_xticks([])
-            ax.set_yticks([])
+            overlay = ax.imshow(d.weight.to_numpy().reshape(g, g), cmap="inferno", alpha=0.7,
+                                vmin=0, vmax=vmax)  # fmt: skip
+            ax.set(xticks=[], yticks=[])
             ax.grid(False)
             if i == 0:
-                ax.set_title(f"epoch {ep}", fontsize=7)
+                ax.set_title(f"epoch {ep}\nmean peak {peaks[ep]:.3f}", fontsize=7)
             if j == 0:
                 ax.set_ylabel(f"class {d.label.iloc[0]}", fontsize=7)
     # one colour scale for every panel (the overlay's alpha shown too); the top 0.5 % saturate
@@ -465,28 +463,38 @@ def fig6(fig6):
     cbar.set_label("[CLS] attention on the patch, mean over heads, renormalised over patches\n"
                    "(colour scale capped at its 99.5th percentile)", fontsize=7)  # fmt: skip
     cbar.ax.tick_params(labelsize=6)
-    suptitle(fig, f"ViT last-layer [CLS] attention{_stand_in(meta)}", fontsize=8)
+    suptitle(fig, f"ViT last-layer [CLS] attention{which}{_stand_in(meta)}\ncolumn titles: mean "
+             "over the drawn maps of their largest patch weight", fontsize=8)  # fmt: skip
     return fig
 
 
+def _band(ax, df, col, color, **kw):
+    """``col`` against epoch: the mean over the seeds and (several seeds) their min–max band."""
+    h = df.groupby("epoch")[col].agg(["mean", "min", "max"])
+    ax.plot(h.index, h["mean"], color=color, **kw)
+    if len(_seeds(df)) > 1:
+        ax.fill_between(h.index, h["min"], h["max"], color=color, alpha=0.2, lw=0)
+
+
 def fig7(fig7):
-    """Fig 7: soft-sparsity ζ of the attention and ‖W‖_F over training."""
+    """Fig 7: soft-sparsity ζ of the attention and ‖W‖_F over training (seed mean, min–max band)."""
     df, meta = fig7
     fig, ax = new_figure(3.8, 2.8)
-    ax.plot(df.epoch, df.zeta, color="tab:red", marker=".", label="soft-sparsity ζ")
+    _band(ax, df, "zeta", "tab:red", marker=".", label="soft-sparsity ζ")
     if "zeta_qk0" in df:  # the same probe with the last layer's W_q, W_k at initialisation
-        ax.plot(df.epoch, df.zeta_qk0, color="tab:red", ls="--", lw=0.8,
-                label="ζ, last-layer W_q, W_k at init")
+        _band(ax, df, "zeta_qk0", "tab:red", ls="--", lw=0.8,
+              label="ζ, last-layer W_q, W_k at init")  # fmt: skip
         ax.legend(fontsize=6, loc="lower right")
     ax.set_xlabel("epoch")
     ax.set_ylim(0, 1.05 * float(np.nanmax(df.filter(like="zeta").to_numpy())))  # 1: one-hot
     ax.set_ylabel("ζ (lower = sparser)", color="tab:red")
     ax2 = ax.twinx()
-    ax2.plot(df.epoch, df.wnorm, color="tab:blue", marker=".", label="‖W‖_F")
+    _band(ax2, df, "wnorm", "tab:blue", marker=".", label="‖W‖_F")
     ax2.set_ylim(0, 1.1 * float(np.nanmax(df.wnorm)))
     ax2.set_ylabel("‖$W_q^T W_k$‖$_F$ (last layer)", color="tab:blue")
     ax2.grid(False)
-    title = "Attention sparsifies as ‖W‖ grows"
-    ax.set_title(title + (f"\n[stand-in: {meta['stand_in']}]" if meta.get("stand_in") else ""),
-                 fontsize=8)  # fmt: skip
+    seeds = ", ".join(map(str, _seeds(df)))
+    over = f"\nmean over seeds {seeds}, band: min–max" if "," in seeds else ""
+    stand_in = f"\n[stand-in: {meta['stand_in']}]" if meta.get("stand_in") else ""
+    ax.set_title(f"Attention sparsifies as ‖W‖ grows{over}{stand_in}", fontsize=8)
     return fig

@@ -33,8 +33,8 @@ def by_length(data: dict) -> dict:
 class FinetuneSettings(Settings):
     """A ``fastrates: fig1`` / ``fig4`` block (``$defs/finetune`` in
     ``workflow/schemas/fastrates.schema.yaml``, which describes each key): data, model and schedule
-    of the fine-tuning runs; ``optimizers`` spans the sweep (a run gets its point ``opt``, ``lr``
-    and that optimiser's ``opt_settings``)."""
+    of the fine-tuning runs; ``optimizers`` and ``seeds`` span the sweep (a run gets its point
+    ``opt``, ``lr``, ``seed`` and that optimiser's ``opt_settings``)."""
 
     dataset: str
     source: str | None
@@ -53,7 +53,7 @@ class FinetuneSettings(Settings):
     threshold: float
     full_final_test: bool
     data_seed: int
-    seed: int
+    seeds: list[int] | None = sweep()
     probe_steps: int
     ckpt_every: int
     optimizers: dict | None = sweep()
@@ -86,6 +86,7 @@ def train_text(
     lr: float,
     opt_settings: dict,
     figure: str,
+    seed: int = 0,
     eval_batch: int = 256,
     trim: bool = True,
     checkpoint=None,
@@ -98,8 +99,9 @@ def train_text(
     validation metrics at ``select_at`` (None: the last step) and at the end.  A killed run resumes
     from ``checkpoint``, which is deleted once the run has finished.
 
-    ``settings``: :class:`FinetuneSettings`; ``opt``, ``lr``: the run's point (optimiser and grid
-    value), ``opt_settings`` that optimiser's block without its grid; ``figure``: the figure id.
+    ``settings``: :class:`FinetuneSettings`; ``opt``, ``lr``, ``seed``: the run's point (optimiser,
+    grid value, training seed: classifier head, batches, dropout), ``opt_settings`` that
+    optimiser's block without its grid; ``figure``: the figure id.
     ``layers`` (None: all) keeps the pretrained encoder's first ``layers`` layers, a cheaper
     model that is still pretrained.  ``pooling``: the classifier's input, [CLS] (``"cls"``) or the
     mean over tokens (``"mean"``; :func:`attnbias.models.sequence.forward_logits`).
@@ -142,7 +144,7 @@ def train_text(
         if splits.final_test is not None
         else None
     )
-    net = load_classifier(s.model, splits.num_labels, s.seed, s.layers)
+    net = load_classifier(s.model, splits.num_labels, seed, s.layers)
 
     def logits_fn(m, batch):
         return forward_logits(m, batch, trim, s.pooling)
@@ -154,7 +156,7 @@ def train_text(
 
     def probe():
         return train.sgd_probe(
-            net, train_data, loss_fn, s.batch_size, lr, s.probe_steps, s.seed, device
+            net, train_data, loss_fn, s.batch_size, lr, s.probe_steps, seed, device
         )
 
     setup = optimizer_config(optimizer, lr, opt_settings, probe, control)
@@ -183,7 +185,7 @@ def train_text(
         return row
 
     cfg = train.TrainConfig(
-        epochs=s.steps // s.log_every, batch_size=s.batch_size, seed=s.seed,
+        epochs=s.steps // s.log_every, batch_size=s.batch_size, seed=seed,
         steps_per_epoch=s.log_every, ckpt_every=max(1, s.ckpt_every // s.log_every),
         **setup.train_settings(),
     )  # fmt: skip
@@ -215,6 +217,7 @@ def train_text(
             "x_unit": "steps",
             "device": str(device),
             "final_test": final_test,
+            "seed": seed,
             "settings": s.record(),
             "columns": dict(DL_COLUMNS),
         }

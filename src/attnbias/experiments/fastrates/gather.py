@@ -13,8 +13,9 @@ from ...io import gathered_control, load_data
 GATHER_COLUMNS = {
     "selected": (
         "true for the grid value chosen for this optimiser "
-        "(lowest validation loss at the selection step)"
-    )
+        "(lowest seed-mean validation loss at the selection step)"
+    ),
+    "seed": "the run's training seed (classifier head or model initialisation, batches, dropout)",
 }
 # settings shared by every run of a figure, copied from its first run into the gathered meta
 COMMON_KEYS = (
@@ -24,32 +25,52 @@ COMMON_KEYS = (
 )  # fmt: skip
 
 
-def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
-    """Per optimiser: the grid value with the lowest validation loss at the selection step.
+def run_seed(meta: dict) -> int:
+    """The training seed of a run (its record's ``seed``; 0 for a run that records none)."""
+    return int(meta.get("seed", 0))
 
-    Returns {optimizer: {"grid", "val_loss", "chosen", "effective_lr", "at_edge"}}; ``at_edge`` says
-    whether the chosen value is the smallest or largest of a grid of two or more values (the grid
-    is then extended by one factor-3 step in that direction:
-    docs/papers/fastrates.md#learning-rate-grids-and-selection).
+
+def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
+    """Per optimiser: the grid value with the lowest validation loss at the selection step, averaged
+    over the seeds (every seed then uses that value: one choice per optimiser, not per seed).
+
+    Returns {optimizer: {"grid", "val_loss", "val_loss_by_seed", "effective_lr", "chosen",
+    "chosen_effective_lr", "at_edge"}}: ``val_loss`` and ``effective_lr`` are the seed means per
+    grid value (SNGD's matched η and SPS's c depend on the seed's probe), ``val_loss_by_seed``
+    ``{seed: [per grid value]}``; ``at_edge`` says whether the chosen value is the smallest or
+    largest of a grid of two or more values (the grid is then extended by one factor-3 step in that
+    direction: docs/papers/fastrates.md#learning-rate-grids-and-selection).  A value with a diverged
+    run (no finite validation loss) on any seed is never chosen.
     """
-    out: dict = {}
+    acc: dict = {}
     for _, meta in runs:
-        o = meta["optimizer"]
-        e = out.setdefault(o, {"grid": [], "val_loss": [], "effective_lr": []})
-        e["grid"].append(float(meta["grid_value"]))
         v = meta.get("val_loss_at_select")
-        e["val_loss"].append(float("nan") if v is None else float(v))
-        e["effective_lr"].append(float(meta["effective_lr"]))
-    for e in out.values():
-        order = np.argsort(e["grid"])
-        for k in ("grid", "val_loss", "effective_lr"):
-            e[k] = [e[k][i] for i in order]
-        vl = np.asarray(e["val_loss"], dtype=float)
-        vl = np.where(np.isfinite(vl), vl, np.inf)  # a diverged run is never chosen
-        best = int(np.argmin(vl))
-        e["chosen"] = e["grid"][best]
-        e["chosen_effective_lr"] = e["effective_lr"][best]
-        e["at_edge"] = bool(len(e["grid"]) > 1 and best in (0, len(e["grid"]) - 1))
+        cell = acc.setdefault(meta["optimizer"], {}).setdefault(float(meta["grid_value"]), {})
+        cell[run_seed(meta)] = (
+            float("nan") if v is None else float(v),
+            float(meta["effective_lr"]),
+        )
+    out: dict = {}
+    for o, cells in acc.items():
+        grid = sorted(cells)
+        seeds = sorted({s for c in cells.values() for s in c})
+        missing = [(g, s) for g in grid for s in seeds if s not in cells[g]]
+        if missing:
+            raise ValueError(f"{o}: no run for (grid value, seed) {missing}")
+        by_seed = {str(s): [cells[g][s][0] for g in grid] for s in seeds}
+        vl = np.array([[cells[g][s][0] for s in seeds] for g in grid], dtype=float)
+        mean = np.where(np.isfinite(vl).all(axis=1), vl.mean(axis=1), np.inf)
+        eff = [float(np.mean([cells[g][s][1] for s in seeds])) for g in grid]
+        best = int(np.argmin(mean))
+        out[o] = {
+            "grid": grid,
+            "val_loss": [float(m) if np.isfinite(m) else float("nan") for m in mean],
+            "val_loss_by_seed": by_seed,
+            "effective_lr": eff,
+            "chosen": grid[best],
+            "chosen_effective_lr": eff[best],
+            "at_edge": bool(len(grid) > 1 and best in (0, len(grid) - 1)),
+        }
     return out
 
 
@@ -63,19 +84,20 @@ def gather_dl(
     runs = [load_data(p) for p in parts]
     gathered_control(control, [m for _, m in runs])
     sel = select_runs(runs)
-    frames, per_run = [], {}
+    frames, by_seed = [], {}
     for df, meta in runs:
-        o = meta["optimizer"]
+        o, seed = meta["optimizer"], run_seed(meta)
         chosen = np.isclose(float(meta["grid_value"]), sel[o]["chosen"])
-        frames.append(df.assign(selected=bool(chosen)))
+        frames.append(df.assign(selected=bool(chosen), seed=seed))
         if chosen:
-            per_run[o] = {
+            by_seed.setdefault(str(seed), {})[o] = {
                 k: v for k, v in meta.items() if k not in ("columns", "provenance", "settings")
             }
+    seeds = sorted(by_seed, key=int)
     df = pd.concat(frames, ignore_index=True)
     order = {o: i for i, o in enumerate(DL_OPTIMIZERS)}
     df = df.sort_values(
-        ["optimizer", "lr", "step"],
+        ["optimizer", "lr", "seed", "step"],
         key=lambda s: s.map(order) if s.name == "optimizer" else s,
         kind="stable",
     ).reset_index(drop=True)
@@ -91,7 +113,10 @@ def gather_dl(
             "settings": first.get("settings"),
             "control": control,
             "selection": sel,
-            "runs": per_run,
+            "seeds": [int(x) for x in seeds],
+            # the chosen runs of the first seed, and of every seed
+            "runs": by_seed[seeds[0]],
+            "runs_by_seed": by_seed,
             "optimizers": [o for o in DL_OPTIMIZERS if o in sel],
             "columns": columns,
             # where the runs' data and weights came from (hub ids or local directories)
@@ -102,7 +127,7 @@ def gather_dl(
         }
     )
     meta["selection_rule"] = (
-        "per optimiser, the grid value with the lowest validation loss at the selection step "
-        "(never the test set)"
+        "per optimiser, the grid value with the lowest validation loss at the selection step, "
+        "averaged over the seeds (never the test set); every seed uses that value"
     )
     return df, meta

@@ -51,8 +51,8 @@ def _image_splits(dataset: str, source: str | None, n_val: int, data_seed: int):
 @dataclass(frozen=True, kw_only=True)
 class ImageSettings(ViTShape):
     """The ``fastrates: fig7`` block (described in ``workflow/schemas/fastrates.schema.yaml``):
-    data, ViT and schedule of the from-scratch runs; ``optimizers`` spans the sweep (a run gets
-    its point ``opt``, ``lr`` and that optimiser's ``opt_settings``)."""
+    data, ViT and schedule of the from-scratch runs; ``optimizers`` and ``seeds`` span the
+    sweep (a run gets its point ``opt``, ``lr``, ``seed`` and that optimiser's ``opt_settings``)."""
 
     dataset: str
     source: str | None
@@ -64,7 +64,7 @@ class ImageSettings(ViTShape):
     n_val: int
     select_at: int | None
     data_seed: int
-    seed: int
+    seeds: list[int] | None = sweep()
     probe_steps: int
     compile: bool
     optimizers: dict | None = sweep()
@@ -76,6 +76,7 @@ def train_image(
     lr: float,
     opt_settings: dict,
     figure: str,
+    seed: int = 0,
     eval_batch: int = 1000,
     checkpoint=None,
     metrics_log=None,
@@ -83,7 +84,8 @@ def train_image(
     control: str = "none",
 ) -> dict:
     """Train a randomly initialised ViT (:func:`attnbias.models.vit.build_vit`) from scratch with
-    one optimiser and one grid value (the proposal Fig 7); per epoch: train, test and (at
+    one optimiser, one grid value and one training ``seed`` (initialisation, shuffling,
+    augmentation) (the proposal Fig 7); per epoch: train, test and (at
     ``select_at`` and the end) validation metrics; ``control="null"``: the negative control
     (:func:`.runs.optimizer_config`).  Returns {"csv": (curves, meta)}."""
     check_control(control)
@@ -105,7 +107,7 @@ def train_image(
             f"{s.dataset} images are {width} pixels wide, not image_size={s.image_size}"
         )
     classes = int(sp.y_train.max()) + 1
-    net = s.build_vit(channels, classes, s.seed)
+    net = s.build_vit(channels, classes, seed)
     if s.dropout > 0:  # build_vit has no dropout argument: set the probabilities of its modules
         for mod in net.modules():
             if isinstance(mod, torch.nn.Dropout):
@@ -125,7 +127,7 @@ def train_image(
 
     def probe():
         return engine.sgd_probe(
-            net, train, loss_fn, s.batch_size, lr, s.probe_steps, s.seed, device, "x",
+            net, train, loss_fn, s.batch_size, lr, s.probe_steps, seed, device, "x",
             s.augment_pad, s.augment_flip,
         )  # fmt: skip
 
@@ -140,7 +142,7 @@ def train_image(
         return row
 
     cfg = engine.TrainConfig(
-        epochs=s.epochs, batch_size=s.batch_size, seed=s.seed, augment_pad=s.augment_pad,
+        epochs=s.epochs, batch_size=s.batch_size, seed=seed, augment_pad=s.augment_pad,
         augment_flip=s.augment_flip, compile=s.compile, **setup.train_settings(),
     )  # fmt: skip
     history = engine.fit(
@@ -164,6 +166,7 @@ def train_image(
             "steps_per_epoch": steps_per_epoch,
             "augment": {"pad": s.augment_pad, "flip": s.augment_flip},
             "x_unit": "epochs",
+            "seed": seed,
             "settings": s.record(),
             "device": str(device),
             "columns": dict(DL_COLUMNS, **IMAGE_COLUMNS),

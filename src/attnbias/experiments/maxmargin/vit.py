@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ...io import check_control
-from ..settings import ViTShape
+from ..settings import ViTShape, sweep
 
 VIT_FIG7_COLUMNS = {
     "epoch": "epoch (0 = at initialisation)",
@@ -57,7 +57,8 @@ def _image_data(dataset: str, data_seed: int, cifar_source: str):
 @dataclass(frozen=True, kw_only=True)
 class ViTSettings(ViTShape):
     """The ``maxmargin: vit`` block (described in ``workflow/schemas/maxmargin.schema.yaml``):
-    data, ViT and optimiser of the Figs 6-7 run."""
+    data, ViT and optimiser of the Figs 6-7 runs; ``seeds`` spans the sweep (a run gets its point
+    ``seed``)."""
 
     cifar_source: str
     dataset: str
@@ -72,20 +73,22 @@ class ViTSettings(ViTShape):
     zeta_snapshots: int
     map_epochs: list[int]
     map_classes: list[int]
-    seed: int
+    seeds: list[int] | None = sweep()
     compile: bool
 
 
 def train_vit(
     settings: ViTSettings | Mapping,
+    seed: int = 0,
     data_seed: int = 0,
     checkpoint=None,
     metrics_log=None,
     accelerator: str = "auto",
     control: str = "none",
 ):
-    """Train a ViT (weight decay 0) and record, every epoch, ζ of the last-layer [CLS] attention
-    over a fixed probe set and ‖W_qᵀW_k‖_F; store the attention maps of fixed images at
+    """Train a ViT (weight decay 0) from the training seed ``seed`` (initialisation, shuffling,
+    augmentation; one of the block's ``seeds``) and record, every epoch, ζ of the last-layer [CLS]
+    attention over a fixed probe set and ‖W_qᵀW_k‖_F; store the attention maps of fixed images at
     ``map_epochs``.
 
     ``zeta_snapshots``: ζ (and ζ₀) of an epoch is the mean over this many evenly spaced snapshots
@@ -114,7 +117,7 @@ def train_vit(
     device = resolve_device(accelerator)
     splits = _image_data(s.dataset, data_seed, s.cifar_source)
     channels = splits.x_train.shape[1]
-    model = s.build_vit(channels, int(splits.y_train.max()) + 1, s.seed)
+    model = s.build_vit(channels, int(splits.y_train.max()) + 1, seed)
     qk0 = [p.detach().clone().to(device) for p in qk_parameters(model, last_only=True)]
     frozen = freeze_qk(model) if control == "null" else 0
     if control == "null" and checkpoint is not None:  # never resume from a run of the other arm
@@ -181,7 +184,7 @@ def train_vit(
         optimizer=s.optimizer,
         momentum=s.momentum,
         weight_decay=0.0,  # weight decay would cap ‖W‖ and mask the effect
-        seed=s.seed,
+        seed=seed,
         augment_pad=s.augment_pad,
         augment_flip=s.augment_flip,
         compile=s.compile,
@@ -230,6 +233,7 @@ def train_vit(
         "tokens": grid * grid + 1,
         "control": control,
         "frozen_qk_scalars": frozen,
+        "seed": int(seed),
         "settings": s.record(),
     }
     return {
@@ -241,6 +245,8 @@ def train_vit(
                 map_epochs=sorted(maps),
                 columns=VIT_FIG6_COLUMNS,
                 probe_peak=probe_peak,
+                # the run's final held-out accuracy (Fig 6's sanity check: the model learned)
+                final_probe_acc=float(curves.probe_acc.iloc[-1]),
             ),
         ),
         "fig7": (curves, dict(common, columns=VIT_FIG7_COLUMNS)),
