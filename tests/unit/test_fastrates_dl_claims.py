@@ -376,5 +376,7 @@ def test_multi_seed_figure_draws_means_and_bands(tmp_path):
     ax = fig.axes[0]
     sngd = [ln for ln in ax.get_lines() if ln.get_linewidth() > 1][1]  # sgd, sngd, sps, adamw
     assert sngd.get_ydata()[-1] == pytest.approx(0.65)  # the mean of 0.60, 0.65, 0.70
-    assert len(ax.collections) == 4  # one min-max band per chosen run
+    # a min-max band where the seeds differ: SNGD's (the other optimisers' runs are the same on
+    # every seed here)
+    assert len(ax.collections) == 1
     assert "mean over seeds 0, 1, 2" in fig._suptitle.get_text()

@@ -184,8 +184,8 @@ def test_fig2_plot_draws_the_seed_mean_and_its_band():
     assert sorted(set(np.round(ys, 9))) == [2.0, 3.0, 4.0, 8.0, 10.0, 11.0, 12.0, 13.0, 14.0]
     assert "band min–max" in fig._suptitle.get_text().replace("\n", " ")
     assert fig.axes[5].get_title().endswith("seed 0")  # the spectra: one seed, named
-    # the imbalance panels draw a band per λ
-    assert len(_band_collections(fig.axes[1])) == len(LAMS)
+    # the imbalance decays alike on every seed here: its curves have no band (nothing to span)
+    assert not _band_collections(fig.axes[1])
 
 
 def test_fig3_plot_draws_the_vit_band():

@@ -19,7 +19,7 @@ import numpy as np
 from matplotlib.ticker import FixedLocator, NullLocator
 
 from ..analysis.fastrates import DL_LABELS, LABELS, METHODS, RATE_COLUMNS, rate_table
-from .style import METHOD_COLORS, log_floor, new_figure, suptitle
+from .style import METHOD_COLORS, draw_band, log_floor, new_figure, seed_band, seeds_of, suptitle
 
 CLIP = -300.0  # log10 values are drawn as 10^max(v, CLIP) (no underflow), then at the panel's floor
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
@@ -331,15 +331,15 @@ def _dl_figure(df, meta, title: str):
         ("test_loss", "(c) test loss", "cross-entropy"),
         ("test_acc", "(d) test accuracy", "accuracy"),
     ]
-    seeds = sorted(df["seed"].unique()) if "seed" in df.columns else []
+    seeds = seeds_of(df)
     for opt in meta["optimizers"]:
         d = df[df.optimizer == opt]
         for value, g in d.groupby("lr"):
             chosen = bool(g.selected.iloc[0])
             label = _dl_step_label(opt, value, meta) if chosen else None
             for ax, (col, _, _) in zip(axes, panels, strict=True):
-                # the mean over the seeds, and (chosen values) their min-max band
-                h = g[[xcol, col]].dropna().groupby(xcol)[col].agg(["mean", "min", "max"])
+                # the mean over the seeds; the chosen value's min-max band
+                h = seed_band(g.dropna(subset=[col]), [xcol], col)
                 if h.empty:
                     continue
                 kw = (
@@ -347,16 +347,10 @@ def _dl_figure(df, meta, title: str):
                     if chosen
                     else {"lw": 0.7, "alpha": 0.3, "ls": "--"}
                 )
-                ax.plot(
-                    h.index,
-                    h["mean"],
-                    color=_dl_color(opt),
-                    label=label if col == "test_loss" else None,
-                    **kw,
-                )
-                if chosen and len(seeds) > 1:
-                    ax.fill_between(h.index, h["min"], h["max"], color=_dl_color(opt),
-                                    alpha=0.18, lw=0)  # fmt: skip
+                if not chosen:  # no band
+                    h = h.assign(min=h["mean"], max=h["mean"])
+                draw_band(ax, h.index, h, _dl_color(opt), band_alpha=0.18,
+                          label=label if col == "test_loss" else None, **kw)  # fmt: skip
     chosen_rows = df[df.selected.astype(bool)]
     for ax, (col, t, yl) in zip(axes, panels, strict=True):
         ax.set_title(t)

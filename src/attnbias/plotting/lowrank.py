@@ -20,7 +20,7 @@ from ..analysis.lowrank import (
     table1_summary,
 )
 from ..io import arr
-from .style import log_floor, new_figure, suptitle
+from .style import draw_band, log_floor, new_figure, seed_band, seeds_note, suptitle
 
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
 _NO_DECAY = "every run trained with the swept attention weight decay at 0 (λ labels kept)"
@@ -186,28 +186,6 @@ IMB = {"pv": "$\\|P^{h\\top}P^h - W_V^hW_V^{h\\top}\\|_F$",
        "kq": "$\\|W_K^hW_K^{h\\top} - W_Q^hW_Q^{h\\top}\\|_F$"}
 
 
-def _seed_band(df, by, column):
-    """Per value of the keys ``by``: ``mean``, the seed mean of ``column`` (each seed's mean over
-    its rows, e.g. heads and layers), and ``min`` and ``max``, its range over the seeds (the band
-    drawn around a curve; one seed: all three equal)."""
-    per_seed = df.groupby([*by, "seed"])[column].mean()
-    return per_seed.groupby(level=list(range(len(by)))).agg(["mean", "min", "max"])
-
-
-def _band(ax, x, band, color, **kw):
-    """The seed mean ``band["mean"]`` against ``x`` and its min–max band over the seeds."""
-    ax.fill_between(x, band["min"], band["max"], color=color, alpha=0.2, lw=0)
-    return ax.plot(x, band["mean"], color=color, **kw)
-
-
-def _seeds_note(df) -> str:
-    """What a curve of ``df`` shows: the mean of its seeds with their min–max band."""
-    seeds = sorted(int(x) for x in df.seed.unique())
-    if len(seeds) < 2:
-        return f"seed {seeds[0]}"
-    return f"curves: mean of seeds {', '.join(map(str, seeds))}, band min–max"
-
-
 def fig2(fig2):
     """Fig 2: associative recall: rank and accuracy against λ; curves are the seed mean with the
     seeds' min–max band, the spectra those of the first seed."""
@@ -219,12 +197,12 @@ def fig2(fig2):
     col = _lam_colors(lams)
     fig, axes = new_figure(11.0, 6.2, ncols=3, nrows=2)
     ax = axes[0, 0]
-    acc = _seed_band(last[last["product"] == "pv"], ["lam"], "accuracy")
+    acc = seed_band(last[last["product"] == "pv"], ["lam"], "accuracy")
     for product, c in (("pv", "tab:blue"), ("kq", "tab:orange")):
         p = last[last["product"] == product]
-        er, r2 = _seed_band(p, ["lam"], "eff_rank"), _seed_band(p, ["lam"], "rank_1e2")
-        _band(ax, er.index, er, c, marker="o", label=f"{NAMES[product]} eff. rank")
-        _band(ax, r2.index, r2, c, marker="s", ls="--", mfc="none",
+        er, r2 = seed_band(p, ["lam"], "eff_rank"), seed_band(p, ["lam"], "rank_1e2")
+        draw_band(ax, er.index, er, c, marker="o", label=f"{NAMES[product]} eff. rank")
+        draw_band(ax, r2.index, r2, c, marker="s", ls="--", mfc="none",
               label=f"{NAMES[product]} rank@$10^{{-2}}$")  # fmt: skip
         uns = acc["mean"] < solved_acc
         ax.plot(er.index[uns], er["mean"][uns], "x", color="k", ms=8)
@@ -234,16 +212,16 @@ def fig2(fig2):
            title="(a) rank at the end vs λ")
     ax.legend(loc="lower left", fontsize=6)
     tw = ax.twinx()
-    _band(tw, acc.index, acc, "tab:green", marker="d", ls=":", ms=4)
+    draw_band(tw, acc.index, acc, "tab:green", marker="d", ls=":", ms=4)
     tw.set_ylim(0, 1.05)
     tw.set_ylabel("recall accuracy (green)", color="tab:green")
     tw.grid(False)
     for j, product in enumerate(("pv", "kq")):
         ax = axes[0, 1 + j]
-        tr = _seed_band(df[df["product"] == product], ["lam", "step"], "imbalance")
+        tr = seed_band(df[df["product"] == product], ["lam", "step"], "imbalance")
         for lam in lams:
             b = tr.loc[lam]
-            _band(ax, b.index, b, col[lam], label=f"λ={lam:g}")
+            draw_band(ax, b.index, b, col[lam], label=f"λ={lam:g}")
             if lam > 0:
                 t = b.index.to_numpy()
                 ax.plot(t, b["mean"].iloc[0] * np.exp(-2 * lr * lam * t), color=col[lam],
@@ -255,10 +233,10 @@ def fig2(fig2):
         ax.legend(loc="lower left", fontsize=6)
     for j, product in enumerate(("pv", "kq")):
         ax = axes[1, j]
-        tr = _seed_band(df[df["product"] == product], ["lam", "step"], "gap")
+        tr = seed_band(df[df["product"] == product], ["lam", "step"], "gap")
         for lam in lams:
             b = tr.loc[lam]
-            _band(ax, b.index, b, col[lam], label=f"λ={lam:g}")
+            draw_band(ax, b.index, b, col[lam], label=f"λ={lam:g}")
         ax.set_yscale("log")
         ax.set(xlabel="step", ylabel="gap, mean over heads",
                title=f"({'de'[j]}) gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$ of {NAMES[product]}")
@@ -281,7 +259,7 @@ def fig2(fig2):
                  f"transformer (d={s['d_model']}, H={s['n_heads']}), AdamW lr {lr:g}, "
                  f"{int(df.step.max())} steps, "
                  f"{meta['preset']} preset; ✕ = not solved (accuracy < {solved_acc:g}); "
-                 f"{_seeds_note(df)}", fontsize=8.5)  # fmt: skip
+                 f"{seeds_note(df)}", fontsize=8.5)  # fmt: skip
     return fig
 
 
@@ -344,14 +322,14 @@ def fig3(fig3_lm, fig3_vit):
     axes[0].legend(loc="upper right", fontsize=6)
     solved_acc = float(vit_meta["solved_acc"])
     # one test accuracy per run (every row of a run carries it): its seed mean and range
-    acc = _seed_band(vit.drop_duplicates(["lam_attn", "seed"]), ["lam_attn"], "test_acc")
+    acc = seed_band(vit.drop_duplicates(["lam_attn", "seed"]), ["lam_attn"], "test_acc")
     d_head = vit_meta["model"]["d_head"]
     for j, product in enumerate(("kq", "pv")):
         ax = axes[2 + j]
         p = vit[vit["product"] == product]
-        er = _seed_band(p, ["lam_attn"], "eff_rank")
-        _band(ax, er.index, er, "tab:blue", marker="o", label="effective rank")
-        _band(ax, er.index, _seed_band(p, ["lam_attn"], "rank_1e2"), "tab:orange", marker="s",
+        er = seed_band(p, ["lam_attn"], "eff_rank")
+        draw_band(ax, er.index, er, "tab:blue", marker="o", label="effective rank")
+        draw_band(ax, er.index, seed_band(p, ["lam_attn"], "rank_1e2"), "tab:orange", marker="s",
               ls="--", mfc="none", label="rank@$10^{-2}$")  # fmt: skip
         uns = acc["mean"] < solved_acc
         ax.plot(er.index[uns], er["mean"][uns], "kx", ms=8)
@@ -361,7 +339,7 @@ def fig3(fig3_lm, fig3_vit):
                ylabel=f"mean rank over heads and layers (max {d_head})", ylim=(0, d_head + 1))
         ax.set_title(f"ViT: {NAMES[product]}")
         tw = ax.twinx()
-        _band(tw, acc.index, acc, "tab:green", marker="d", ls=":", ms=4)
+        draw_band(tw, acc.index, acc, "tab:green", marker="d", ls=":", ms=4)
         tw.set_ylim(0, 1.05)
         tw.set_ylabel("test accuracy (green)", color="tab:green")
         tw.grid(False)
@@ -371,7 +349,7 @@ def fig3(fig3_lm, fig3_vit):
     title = (f"Fig 3: weight decay on attention lowers the rank.  Left: {_lm_label(lm_meta)}, "
              f"λ_MLP = {lm.lam_mlp.iloc[0]:g}, "
              f"layer {layer}.  Right: ViT {vm['layers']}L×{vm['heads']}H, d={vm['hidden']}, "
-             f"{vm['tokens']} tokens; ✕ = accuracy < {solved_acc:g}; {_seeds_note(vit)}")
+             f"{vm['tokens']} tokens; ✕ = accuracy < {solved_acc:g}; {seeds_note(vit)}")
     if lm_si or vit_si:
         lm_name, vit_name = lm_si or lm_meta["corpus"]["name"], vit_si or vit_meta["dataset"]
         title += f"\n[stand-ins: {lm_name}; {vit_name}]"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..io import arr
-from .style import new_figure, suptitle
+from .style import draw_band, new_figure, seed_band, seeds_of, suptitle
 
 SHOWN = 200  # the paper plots the first 200 iterations
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
@@ -429,14 +429,10 @@ def _stand_in(meta) -> str:
     return f" [stand-in: {meta['stand_in']}]" if meta.get("stand_in") else ""
 
 
-def _seeds(df) -> list[int]:
-    return sorted(int(s) for s in df.seed.unique()) if "seed" in df.columns else []
-
-
 def fig6(fig6):
     """Fig 6: one seed's (the table's first) ViT last-layer [CLS] attention maps over training."""
     df, meta = fig6
-    seeds = _seeds(df)
+    seeds = seeds_of(df)
     df = df[df.seed == seeds[0]] if seeds else df
     which = f", seed {seeds[0]}" + (f" of {len(seeds)}" if len(seeds) > 1 else "") if seeds else ""
     epochs, images, g = sorted(df.epoch.unique()), list(dict.fromkeys(df.image)), int(meta["grid"])
@@ -470,10 +466,8 @@ def fig6(fig6):
 
 def _band(ax, df, col, color, **kw):
     """``col`` against epoch: the mean over the seeds and (several seeds) their min–max band."""
-    h = df.groupby("epoch")[col].agg(["mean", "min", "max"])
-    ax.plot(h.index, h["mean"], color=color, **kw)
-    if len(_seeds(df)) > 1:
-        ax.fill_between(h.index, h["min"], h["max"], color=color, alpha=0.2, lw=0)
+    band = seed_band(df, ["epoch"], col)
+    draw_band(ax, band.index, band, color, **kw)
 
 
 def fig7(fig7):
@@ -493,7 +487,7 @@ def fig7(fig7):
     ax2.set_ylim(0, 1.1 * float(np.nanmax(df.wnorm)))
     ax2.set_ylabel("‖$W_q^T W_k$‖$_F$ (last layer)", color="tab:blue")
     ax2.grid(False)
-    seeds = ", ".join(map(str, _seeds(df)))
+    seeds = ", ".join(map(str, seeds_of(df)))
     over = f"\nmean over seeds {seeds}, band: min–max" if "," in seeds else ""
     stand_in = f"\n[stand-in: {meta['stand_in']}]" if meta.get("stand_in") else ""
     ax.set_title(f"Attention sparsifies as ‖W‖ grows{over}{stand_in}", fontsize=8)

@@ -190,6 +190,38 @@ def _clip_y(artist, floor: float) -> None:
         artist.stale = True
 
 
+def seed_band(df, by, column):
+    """A curve over seeds: per value of the keys ``by`` (a list), ``mean``, the seed mean of
+    ``column`` (each seed's mean over its rows, e.g. heads and layers), and ``min`` and ``max``,
+    its range over the seeds (the band drawn around the curve; one seed: all three equal).  A
+    table without a ``seed`` column is one seed."""
+    seed = df["seed"] if "seed" in df.columns else 0
+    per_seed = df.assign(_seed=seed).groupby([*by, "_seed"])[column].mean()
+    return per_seed.groupby(level=list(range(len(by)))).agg(["mean", "min", "max"])
+
+
+def draw_band(ax, x, band, color, band_alpha: float = 0.2, **kw):
+    """The seed mean ``band["mean"]`` against ``x`` (keywords to ``ax.plot``) and, where the
+    seeds differ, their min–max band (:func:`seed_band`)."""
+    if (band["max"] > band["min"]).any():
+        ax.fill_between(x, band["min"], band["max"], color=color, alpha=band_alpha, lw=0)
+    return ax.plot(x, band["mean"], color=color, **kw)
+
+
+def seeds_of(df) -> list[int]:
+    """The seeds of a plot-ready table (column ``seed``; none: one unnamed seed, ``[]``)."""
+    return sorted(int(s) for s in df["seed"].unique()) if "seed" in df.columns else []
+
+
+def seeds_note(df) -> str:
+    """What a curve of ``df`` shows, for a title: the mean of its seeds with their min–max band,
+    or the one seed drawn."""
+    seeds = seeds_of(df)
+    if len(seeds) < 2:
+        return f"seed {seeds[0]}" if seeds else ""
+    return f"curves: mean of seeds {', '.join(map(str, seeds))}, band min–max"
+
+
 def stand_in_title(ax, title: str, stand_in: str | None = None) -> None:
     """Title an axis; figures computed on stand-in data say so in the title."""
     ax.set_title(title if not stand_in else f"{title}\n[stand-in: {stand_in}]")
