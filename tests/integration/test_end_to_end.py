@@ -41,7 +41,7 @@ FRAGILE = {
 # The quick preset's fastrates deep-learning figures (Figs 1, 4, 7) compare short stochastic runs:
 # their verdicts change with the draw, and another CPU's float order is another draw (on the CI
 # machine of 2026-11-27 three single-seed verdicts differed from this machine's).  Judged over
-# seeds 0-2 (docs/outputs.md#claims-over-seeds; CI runs seeds 0-1: tests/config/ci_fastrates.yaml),
+# seeds 0-2 (docs/outputs.md#claims-over-seeds; CI runs seed 0: tests/config/ci_fastrates.yaml),
 # Fig 4's SGD ends at the majority class on two seeds (trained) and Figs 1, 4 and 7 choose
 # grid-edge values on the seed-mean validation loss (lr_interior): docs/controls.md.  So their
 # paper claims and sanity checks are recorded in the summary and the captions, not asserted here;
