@@ -182,6 +182,24 @@ def holds(
     return Claim(cid, kind, statement, value, threshold, bool(passed))
 
 
+def judged_over_seeds(
+    claims, df, meta: dict, seed_meta=None, mean_data=None
+) -> list[Claim]:
+    """``claims(df, meta)`` judged over the seeds of a plot-ready table (column ``seed``) by
+    :func:`over_seeds`: measured on each seed's rows (with ``seed_meta(meta, seed)``, default the
+    meta as it is) and, for the paper claims, on ``mean_data(df, meta)`` (a ``(table, meta)``
+    pair: the seed-mean data; default the table and meta as they are, for claims whose summaries
+    are already means over equal rows per seed).  A table of one seed, or without seeds, is judged
+    as it is."""
+    seeds = sorted(int(x) for x in df["seed"].unique()) if "seed" in df.columns else []
+    seed_meta = seed_meta or (lambda m, s: m)
+    if len(seeds) < 2:
+        return claims(df, seed_meta(meta, seeds[0]) if seeds else meta)
+    per = {s: claims(df[df["seed"] == s], seed_meta(meta, s)) for s in seeds}
+    mean_df, mean_meta = mean_data(df, meta) if mean_data else (df, meta)
+    return over_seeds(per, [c for c in claims(mean_df, mean_meta) if c.kind == "paper"])
+
+
 # What a claim function raises when its data are too small for a statistic it computes (a window
 # of steps that is empty, a fit with fewer points than parameters, ...): the figure is then recorded
 # as not measurable at its settings, never as a crash.  A TypeError or AttributeError is a bug and

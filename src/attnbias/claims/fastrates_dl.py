@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .core import Claim, compare, holds, over_seeds
+from .core import Claim, compare, holds, judged_over_seeds
 
 
 def _selected(df: pd.DataFrame, opt: str) -> pd.DataFrame:
@@ -331,14 +331,14 @@ def _over_seeds(claims, df: pd.DataFrame, meta: dict) -> list[Claim]:
     ``claims(df, meta)`` on each seed's runs and (paper claims) on the seed-mean curves, combined
     by :func:`~attnbias.claims.core.over_seeds`; then the learning-rate choice, made once on the
     seed-mean validation loss.  A table of one seed (or from before seeds) is judged as it is."""
-    seeds = sorted(df["seed"].unique()) if "seed" in df.columns else []
-    if len(seeds) < 2 or "runs_by_seed" not in meta:
+    if "runs_by_seed" not in meta:  # a table from before seeds
         return claims(df, meta) + _selection_claims(meta)
-    per = {int(s): claims(df[df["seed"] == s], _seed_meta(meta, int(s))) for s in seeds}
-    mean = [c for c in claims(seed_mean(df), _mean_meta(meta)) if c.kind == "paper"]
-    return over_seeds(per, mean) + _selection_claims(
-        meta, on="the validation split (seed-mean loss)"
+    judged = judged_over_seeds(
+        claims, df, meta, _seed_meta, lambda d, m: (seed_mean(d), _mean_meta(m))
     )
+    several = "seed" in df.columns and df["seed"].nunique() > 1
+    on = "the validation split (seed-mean loss)" if several else "the validation split"
+    return judged + _selection_claims(meta, on=on)
 
 
 def _fig6_rows(df: pd.DataFrame, method: str) -> pd.DataFrame:

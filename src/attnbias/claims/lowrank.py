@@ -18,9 +18,10 @@ at λ = 0).  Fig 4 / App. B keep
 it documents the y = x line of the plot and is never evidence; its unit test is
 ``tests/unit/test_claim_identities.py``.
 
-Seeds: Figs 2, 3 and App. Fig. C are judged over their seeds (:func:`_judged_over_seeds`,
-docs/outputs.md#claims-over-seeds); Table 1 weighs its cells' seed means by their standard errors,
-and the Fig 4 / App. B proxies pool the heads of every seed (docs/papers/lowrank.md).
+Seeds: Figs 2, 3 and App. Fig. C are judged over their seeds
+(:func:`~attnbias.claims.core.judged_over_seeds`, docs/outputs.md#claims-over-seeds); Table 1
+weighs its cells' seed means by their standard errors, and the Fig 4 / App. B proxies pool the
+heads of every seed (docs/papers/lowrank.md).
 
 One public function per figure, named after it (``fig1``, ..., ``figB``; Table 1 in
 :mod:`.lowrank_table1`, re-exported here), found by name by the claim rule: its arguments are
@@ -42,7 +43,7 @@ from ..analysis.lowrank import (
     recall_summary,
 )
 from ..io import arr
-from .core import Claim, compare, holds, over_seeds, within
+from .core import Claim, compare, holds, judged_over_seeds, within
 from .lowrank_table1 import table1  # noqa: F401  (re-exported: the Table 1 claims)
 
 
@@ -203,22 +204,10 @@ def _falls(cid: str, statement: str, values) -> Claim:
                  kind="paper")  # fmt: skip
 
 
-def _judged_over_seeds(claims, df: pd.DataFrame, meta: dict) -> list[Claim]:
-    """``claims(df, meta)`` judged over the seeds of ``df`` (docs/outputs.md#claims-over-seeds):
-    measured on each seed's rows, and (paper claims) on all rows, whose summaries (means over
-    heads, layers and seeds, at equal rows per seed) are those of the seed-mean data; combined by
-    :func:`~attnbias.claims.core.over_seeds`.  A table of one seed is judged as it is."""
-    seeds = sorted(int(x) for x in df["seed"].unique())
-    if len(seeds) < 2:
-        return claims(df, meta)
-    per = {s: claims(df[df["seed"] == s], meta) for s in seeds}
-    return over_seeds(per, [c for c in claims(df, meta) if c.kind == "paper"])
-
-
 def fig2(fig2) -> list[Claim]:
     """Fig 2: associative recall: the rank falls with λ, the task stays solved; judged over the
-    seeds (:func:`_judged_over_seeds`)."""
-    return _judged_over_seeds(_fig2_claims, *fig2)
+    seeds (:func:`~attnbias.claims.core.judged_over_seeds`)."""
+    return judged_over_seeds(_fig2_claims, *fig2)
 
 
 def _fig2_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
@@ -346,8 +335,8 @@ def fig3(fig3_lm, fig3_vit) -> list[Claim]:
     """
     (lm, lm_meta), (vit, vit_meta) = fig3_lm, fig3_vit
     lm = _lm_fig3_rows(lm, lm_meta)
-    # the LM and the ViT claims each judged over their own seeds (:func:`_judged_over_seeds`)
-    return _judged_over_seeds(_lm_claims, lm, lm_meta) + _judged_over_seeds(
+    # the LM and the ViT claims each judged over their own seeds (core.judged_over_seeds)
+    return judged_over_seeds(_lm_claims, lm, lm_meta) + judged_over_seeds(
         _vit_claims, vit, vit_meta
     )
 
@@ -391,9 +380,9 @@ def _vit_claims(vit: pd.DataFrame, vit_meta: dict) -> list[Claim]:
 
 def figC(fig3_lm) -> list[Claim]:
     """App. Fig. C: the rank falls with λ_SA in every drawn layer of the Fig 3 LMs; judged over
-    the seeds (:func:`_judged_over_seeds`)."""
+    the seeds (:func:`~attnbias.claims.core.judged_over_seeds`)."""
     lm, lm_meta = fig3_lm
-    return _judged_over_seeds(_figC_claims, _lm_fig3_rows(lm, lm_meta), lm_meta)
+    return judged_over_seeds(_figC_claims, _lm_fig3_rows(lm, lm_meta), lm_meta)
 
 
 def _figC_claims(lm: pd.DataFrame, lm_meta: dict) -> list[Claim]:

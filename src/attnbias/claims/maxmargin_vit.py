@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import spearman
-from .core import Claim, compare, holds, over_seeds
+from .core import Claim, compare, holds, judged_over_seeds
 
 LATE_RHO = {"paper": 0.8, "quick": 0.5}  # |Spearman ρ| over the late epochs
 LATE_ZETA_RATIO = 0.9  # ζ(last) / ζ(midpoint) at most this
@@ -89,18 +89,6 @@ def _mean_meta(meta: dict) -> dict:
     return out
 
 
-def _judged(claims, df: pd.DataFrame, meta: dict, mean_table) -> list[Claim]:
-    """``claims(df, meta)`` judged over the table's seeds (module docstring): on each seed's rows,
-    and (paper claims) on ``mean_table(df)``, combined by :func:`~attnbias.claims.core.over_seeds`.
-    A table of one seed (or from before the seeds) is judged as it is."""
-    seeds = _seeds(df)
-    if len(seeds) < 2:
-        return claims(df, _seed_meta(meta, seeds[0]) if seeds else meta)
-    per = {s: claims(df[df["seed"] == s], _seed_meta(meta, s)) for s in seeds}
-    mean = [c for c in claims(mean_table(df), _mean_meta(meta)) if c.kind == "paper"]
-    return over_seeds(per, mean)
-
-
 def seed_mean_curves(df: pd.DataFrame) -> pd.DataFrame:
     """Fig 7's curves averaged over the seeds, epoch by epoch (every seed logs every epoch)."""
     if "seed" not in df.columns:
@@ -120,7 +108,7 @@ def fig6(fig6) -> list[Claim]:
     """Fig 6: the late concentration of the drawn maps, judged over the seeds (module
     docstring).  ``fig6``: the ``fig6`` group's ``(DataFrame, meta)``."""
     df, meta = fig6
-    return _judged(_fig6_claims, df, meta, lambda d: d)
+    return judged_over_seeds(_fig6_claims, df, meta, _seed_meta, lambda d, m: (d, _mean_meta(m)))
 
 
 def _fig6_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
@@ -179,7 +167,9 @@ def fig7(fig7) -> list[Claim]:
     and judged over the seeds (module docstring); the first design's whole-run halving of ζ is kept
     in the paper preset.  ``fig7``: the ``fig7`` group's ``(DataFrame, meta)``."""
     df, meta = fig7
-    return _judged(_fig7_claims, df, meta, seed_mean_curves)
+    return judged_over_seeds(
+        _fig7_claims, df, meta, _seed_meta, lambda d, m: (seed_mean_curves(d), _mean_meta(m))
+    )
 
 
 def _fig7_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
