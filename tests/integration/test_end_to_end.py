@@ -162,7 +162,7 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
         failed_sanity = [(*key, c["id"], "sanity fails")
                          for c in doc["claims"] if c["kind"] == "sanity" and not c["passed"]]
         # the stochastic stand-ins' sanity verdicts are recorded, not asserted (STOCHASTIC)
-        (unasserted if key in STOCHASTIC else problems).extend(failed_sanity)  # fmt: skip
+        (unasserted if key in STOCHASTIC else problems).extend(failed_sanity)
     assert controlled == CONTROLLED, controlled ^ CONTROLLED
     assert {p[:3] for p in problems} <= CONTROL_KNOWN, problems
     # a run the control does not change is the default run's, relabelled (register_sweep's
@@ -182,7 +182,7 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
         "--cores", "1", "all", "--configfile", *ci_configfiles(d),
         "--config", "control=null", "claims_strict=true", cwd=d,
     )  # fmt: skip
-    assert (gate.returncode == 0) == (not problems + unasserted), gate.stderr[-3000:]
+    assert (gate.returncode == 0) == (not (problems + unasserted)), gate.stderr[-3000:]
     gate_log = (d / "results/control-null/logs/claims_gate.log").read_text()
     for paper, figure, claim, _ in problems + unasserted:
         assert f"{paper} {figure} {claim}" in gate_log, (claim, gate_log[-3000:])
