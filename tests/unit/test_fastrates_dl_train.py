@@ -159,6 +159,62 @@ def test_engine_fits_a_batch_with_each_optimizer(name, lr, settings):
     assert math.isfinite(last) and last < 0.25 * first, (name, first, last)
 
 
+@pytest.mark.parametrize(
+    "name,lr,settings",
+    [
+        ("sgd", 0.5, {}),
+        ("sngd", 0.1, {"eps": 1e-8}),
+        ("sps", 2.0, {"cap": 3.0}),
+        # decoupled weight decay moves the unused rows of the full model, and nothing else
+        ("adamw", 3e-3, {"eps": 1e-8, "clip": 1.0, "weight_decay": 0.1}),
+    ],
+)
+def test_dropping_unused_embedding_rows_changes_no_loss_or_weight(name, lr, settings):
+    """20 steps of each rule on a BERT with 200 rows of which the data select 42: the cut model's
+    losses, every other weight and its kept rows equal the full model's (float32 tolerance: the
+    gradient norm sums in another order), and its token ids point at the same rows."""
+    from attnbias.models.sequence import keep_used_embedding_rows
+
+    data = _task(n=32)
+    runs = {}
+    for cut in (False, True):
+        model = build_bert(num_labels=2, vocab_size=200, hidden=16, layers=1, heads=2,
+                           intermediate=32, max_position=32, seed=1)  # fmt: skip
+        d = {k: v.clone() for k, v in data.items()}
+        if cut:
+            assert keep_used_embedding_rows(model, [d, None], pad_id=0) == (42, 200)
+            assert model.get_input_embeddings().weight.shape == (42, 16)
+            assert model.get_input_embeddings().padding_idx == 0
+        setup = optimizer_config(
+            name, lr, settings, lambda m=model, d=d: sgd_probe(m, d, _loss, 16, lr, 3, 0, CPU)
+        )
+        cfg = TrainConfig(epochs=4, batch_size=16, seed=0, steps_per_epoch=5,
+                          **setup.train_settings())  # fmt: skip
+        hist = fit(model, d, _loss, cfg, CPU, progress=False, image_key=None)
+        runs[cut] = (model, d, [h["train_loss"] for h in hist])
+    (full, d_full, loss_full), (cut, d_cut, loss_cut) = runs[False], runs[True]
+    np.testing.assert_allclose(loss_cut, loss_full, rtol=1e-5)
+    used = torch.unique(d_full["input_ids"].long())
+    rows = full.get_input_embeddings().weight.detach()[used]
+    np.testing.assert_allclose(cut.get_input_embeddings().weight.detach(), rows, atol=1e-6)
+    assert torch.equal(used[d_cut["input_ids"].long()], d_full["input_ids"].long())
+    named = dict(cut.named_parameters())
+    for k, p in full.named_parameters():
+        if "word_embeddings" not in k:
+            np.testing.assert_allclose(named[k].detach(), p.detach(), atol=1e-6, err_msg=k)
+
+
+def test_embedding_rows_are_not_dropped_under_a_tied_output_layer():
+    from transformers import BertConfig, BertForMaskedLM
+
+    from attnbias.models.sequence import keep_used_embedding_rows
+
+    model = BertForMaskedLM(BertConfig(vocab_size=60, hidden_size=8, num_hidden_layers=1,
+                                       num_attention_heads=2, intermediate_size=16))  # fmt: skip
+    with pytest.raises(ValueError, match="tied to an output layer"):
+        keep_used_embedding_rows(model, [_task(vocab=60)], pad_id=0)
+
+
 def test_probe_sees_the_engine_batches_and_leaves_the_model_alone():
     """The matching probe's gradient norms and losses are those of plain SGD on the minibatches that
     ``fit`` draws with the same seed (its permutation of the data, wrapping around), computed here
@@ -241,6 +297,8 @@ def test_train_text_end_to_end_and_resume(tiny_local_bert, tmp_path):
     norms = meta["step_size_matching"]["probe_grad_norms"]
     assert len(norms) == 3 and meta["effective_lr"] == pytest.approx(0.05 * float(np.median(norms)))
     assert meta["sizes"] == {"train": 64, "val": 16, "test": 24} and meta["parameters"] > 400_000
+    rows = meta["embedding_rows"]  # the full model's count above; the rows the tweets select
+    assert rows["total"] == 30522 and 100 < rows["kept"] < 2000
     assert set(df.columns) == set(meta["columns"])
     assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 5
     assert not (tmp_path / "ckpt.pt").exists()  # a finished run leaves no checkpoint behind

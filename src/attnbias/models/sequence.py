@@ -132,6 +132,59 @@ def count_parameters(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+def keep_used_embedding_rows(model, datasets: list, pad_id: int | None) -> tuple[int, int]:
+    """Cut ``model``'s word-embedding matrix to the rows that the token ids of ``datasets`` (and
+    ``pad_id``) select, and renumber each dataset's ``input_ids`` in place to the kept rows.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A classifier whose word embeddings feed only its input (no output layer tied to them).
+    datasets : list of dict or None
+        :func:`attnbias.data.text.encode` tensors of every split the model will see (None entries
+        are skipped); their ``input_ids`` are replaced by the new row numbers.
+    pad_id : int or None
+        The tokenizer's padding id, kept even where no text is padded.
+
+    Returns
+    -------
+    (kept, total) : tuple of int
+        Rows kept and rows before.
+
+    Why this is exact: a row that no token selects takes no part in any forward pass and gets a
+    zero gradient.  It adds nothing to a gradient norm (SNGD, SPS, clipping), its Adam moments stay
+    zero, and decoupled weight decay moves only that row itself; so dropping it changes no loss,
+    accuracy or other weight, up to the order of floating-point sums in a gradient norm.  On the
+    quick preset's tweets the data use about a fifth of MiniLM's 30,522 rows, which were 11.7 M of
+    its 13.8 M parameters (one layer kept): most of the backward pass and of AdamW's update.
+    """
+    if model.get_output_embeddings() is not None:
+        raise ValueError("the word embeddings are tied to an output layer: every row is used")
+    emb = model.get_input_embeddings()
+    ids = [d["input_ids"].reshape(-1) for d in datasets if d is not None]
+    extra = [] if pad_id is None else [torch.tensor([pad_id])]
+    used = torch.unique(torch.cat([i.long() for i in ids] + extra))
+    total = emb.num_embeddings
+    if used.numel() and not 0 <= int(used[0]) <= int(used[-1]) < total:
+        raise ValueError(f"token ids outside the {total} rows of the word embeddings")
+    remap = torch.full((total,), -1, dtype=torch.int64)
+    remap[used] = torch.arange(used.numel())
+    pad_row = -1 if emb.padding_idx is None else int(remap[emb.padding_idx])
+    cut = torch.nn.Embedding(
+        used.numel(), emb.embedding_dim, padding_idx=pad_row if pad_row >= 0 else None,
+        device=emb.weight.device, dtype=emb.weight.dtype,
+    )  # fmt: skip
+    with torch.no_grad():
+        cut.weight.copy_(emb.weight[used.to(emb.weight.device)])
+    cut.weight.requires_grad_(emb.weight.requires_grad)
+    model.set_input_embeddings(cut)
+    model.config.vocab_size = used.numel()
+    for d in datasets:
+        if d is not None:
+            d["input_ids"] = remap[d["input_ids"].long()].to(d["input_ids"].dtype)
+    return used.numel(), total
+
+
 POOLINGS = ("cls", "mean")
 
 

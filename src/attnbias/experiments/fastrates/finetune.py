@@ -117,7 +117,13 @@ def train_text(
 
     from ... import train
     from ...data.text import encode, load_text_dataset
-    from ...models.sequence import count_parameters, forward_logits, load_classifier, load_tokenizer
+    from ...models.sequence import (
+        count_parameters,
+        forward_logits,
+        keep_used_embedding_rows,
+        load_classifier,
+        load_tokenizer,
+    )
 
     if s.steps % s.log_every or s.eval_every % s.log_every:
         raise ValueError("steps and eval_every must be multiples of log_every")
@@ -138,13 +144,17 @@ def train_text(
     tok = load_tokenizer(s.model)
     train_data = encode(tok, splits.train, s.max_length)
     val = by_length(encode(tok, splits.val, s.max_length))
-    test = {k: v.to(device) for k, v in by_length(encode(tok, splits.test, s.max_length)).items()}
+    test = by_length(encode(tok, splits.test, s.max_length))
     final = (
         by_length(encode(tok, splits.final_test, s.max_length))
         if splits.final_test is not None
         else None
     )
     net = load_classifier(s.model, splits.num_labels, seed, s.layers)
+    parameters = count_parameters(net)
+    # exact: the rows no text selects never change a loss or another weight (see the function)
+    rows = keep_used_embedding_rows(net, [train_data, val, test, final], tok.pad_token_id)
+    test = {k: v.to(device) for k, v in test.items()}
 
     def logits_fn(m, batch):
         return forward_logits(m, batch, trim, s.pooling)
@@ -213,7 +223,8 @@ def train_text(
             "sizes": splits.sizes(),
             "data_info": splits.info,
             "layers": net.config.num_hidden_layers,
-            "parameters": count_parameters(net),
+            "parameters": parameters,
+            "embedding_rows": {"kept": rows[0], "total": rows[1]},
             "x_unit": "steps",
             "device": str(device),
             "final_test": final_test,

@@ -20,8 +20,8 @@ GATHER_COLUMNS = {
 # settings shared by every run of a figure, copied from its first run into the gathered meta
 COMMON_KEYS = (
     "dataset", "stand_in", "label_names", "sizes", "data_info", "model", "parameters",
-    "max_length", "batch_size", "steps", "log_every", "eval_every", "epochs", "steps_per_epoch",
-    "augment", "x_unit", "device", "select_at", "layers", "pooling",
+    "embedding_rows", "max_length", "batch_size", "steps", "log_every", "eval_every", "epochs",
+    "steps_per_epoch", "augment", "x_unit", "device", "select_at", "layers", "pooling",
 )  # fmt: skip
 
 
