@@ -44,7 +44,10 @@ include: "workflow/rules/hooks.smk"
 include: "workflow/rules/hints.smk"
 
 
-CLOSURES.save()  # the import closures of the jobs' code (common.smk), for the next process
+# the import closures of the jobs' code (common.smk), for the next process; a cluster job's parse
+# leaves the file to the process the user started
+if workflow.is_main_process:
+    CLOSURES.save()
 
 
 rule all:

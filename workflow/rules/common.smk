@@ -161,7 +161,7 @@ def data_files(paper, group):
 
 
 # The import closures below, kept between Snakemake processes for one state of the sources (every
-# run, dry run and cluster job parses the workflow); saved at the end of the Snakefile.
+# run, dry run and cluster job parses the workflow); the user's process saves them (Snakefile).
 CLOSURES = ClosureCache(
     workflow.basedir, Path(".snakemake") / "attnbias" / "closures.json"
 )

@@ -245,19 +245,22 @@ for _paper in PAPERS:
 # place, nothing would rerun and the old figure would look current with its data gone.  Such
 # products are set aside under results/stale/ (nothing is deleted), so Snakemake sees them missing:
 # the next plain run rebuilds the data and everything made from it, and a dry run lists those jobs.
+# Only in the process the user started: a cluster job parses the workflow too, while other jobs
+# may be rewriting their data (tests/workflow/test_job_parse.py).
 from attnbias.layout import set_aside_stale
 
-for _moved in set_aside_stale(
-    [(FIGURES[k]["data"], [*figure_outputs(*k), claim_file(*k)]) for k in FIGURES]
-    + [
-        (
-            [claim_file(*k) for k in FIGURES],
-            [f"{RESULTS}/claims/summary.md", f"{RESULTS}/claims/summary.csv"],
+if workflow.is_main_process:
+    for _moved in set_aside_stale(
+        [(FIGURES[k]["data"], [*figure_outputs(*k), claim_file(*k)]) for k in FIGURES]
+        + [
+            (
+                [claim_file(*k) for k in FIGURES],
+                [f"{RESULTS}/claims/summary.md", f"{RESULTS}/claims/summary.csv"],
+            )
+        ]
+    ):
+        print(
+            f"{_moved}: its data is missing (an interrupted run?); set aside under results/stale/, "
+            "it will be rebuilt",
+            file=sys.stderr,
         )
-    ]
-):
-    print(
-        f"{_moved}: its data is missing (an interrupted run?); set aside under results/stale/, "
-        "it will be rebuilt",
-        file=sys.stderr,
-    )
