@@ -234,6 +234,8 @@ class SyntheticTokenizer:
     """Stands in for a WordPiece tokenizer: random ids at full length (the worst case), segment
     ids 1 on the second half of pairs."""
 
+    pad_token_id = 0  # BERT's [PAD], as the real tokenizer reports it
+
     def __init__(self, vocab: int):
         self.vocab = vocab
 
