@@ -206,6 +206,36 @@ def code_closure(target: str, root: str | Path | None = None) -> list[str]:
     return _walk(src, start)
 
 
+def function_parameters(target: str, root: str | Path | None = None) -> list[str] | None:
+    """The parameter names of the function ``target`` (dotted, relative to ``attnbias``, e.g.
+    ``"experiments.fastrates.problems.instance_fig2"``), in order, read from the source of the
+    module it names (nothing is imported); None when that module defines no such function.
+
+    ``root``: the repository whose ``src/`` is read (default: the one this module is in).  Only a
+    function defined at the top level of that very module, or another name given to one there
+    (``svm_fig2 = _svm``), counts; no import is followed: the workflow reads a stage's settings
+    from the module its table entry names.
+    """
+    src = Path(root) / "src" if root is not None else _SRC
+    module, _, name = f"{PACKAGE}.{target}".rpartition(".")
+    path = _file(src, module)
+    if path is None:
+        raise ValueError(f"{target}: no module {module} under {src}")
+    defs, aliases = {}, {}
+    for node in _tree(path).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            defs[node.name] = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            # ``svm_fig2 = svm_fig3 = _svm``: another name for a function of the module
+            aliases.update({t.id: node.value.id for t in node.targets if isinstance(t, ast.Name)})
+    seen = set()
+    while name in aliases and name not in defs and name not in seen:
+        seen.add(name)
+        name = aliases[name]
+    return defs.get(name)
+
+
 def script_closure(script: str | Path, root: str | Path | None = None) -> list[str]:
     """The package source files a script's own ``attnbias`` imports depend on (sorted)."""
     src = Path(root) / "src" if root is not None else _SRC

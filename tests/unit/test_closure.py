@@ -148,3 +148,30 @@ def test_closure_cache_answers_as_the_walk_and_forgets_on_any_edit(tmp_path, mon
         )
         fresh.save()
     assert "src/attnbias/svm/qp.py" in fresh.code("metrics.core")
+
+
+def test_function_parameters_are_read_from_the_source_without_importing(tmp_path):
+    """A stage function's parameters, in order, from its module's source: a def, another name
+    given to one (``svm_b = svm_a = _svm``), None for a name the module does not define."""
+    from attnbias.closure import function_parameters
+
+    pkg = tmp_path / "src" / "attnbias" / "experiments"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "toy.py").write_text(
+        "import torch\n"  # never imported by the read
+        "def instance_a(n, T, *, seeds=(0,)):\n    pass\n"
+        "def _svm(instance, tol=1e-6):\n    pass\n"
+        "svm_b = svm_a = _svm\n"
+    )
+    read = lambda name: function_parameters(f"experiments.toy.{name}", tmp_path)  # noqa: E731
+    assert read("instance_a") == ["n", "T", "seeds"]
+    assert read("svm_a") == read("svm_b") == ["instance", "tol"]
+    assert read("svm_c") is None and read("trajectories_a") is None
+    with pytest.raises(ValueError, match="no module"):
+        function_parameters("experiments.missing.instance_a", tmp_path)
+    # the workflow's own: fastrates Fig 2's data stage and its shared SVM stage
+    assert function_parameters("experiments.fastrates.problems.instance_fig2", ROOT) == [
+        "n", "T", "d", "sigma", "seeds",
+    ]  # fmt: skip
+    assert function_parameters("experiments.fastrates.problems.svm_fig2", ROOT) == ["instance"]

@@ -97,3 +97,17 @@ def test_a_key_the_function_does_not_take_is_reported():
     given = [k for k in parameters(name) if k != "lr"] + ["steps"]
     assert mismatch(name, given) == f"{name}: not taken ['steps'], never given ['lr']"
     assert mismatch(name, parameters(name)) is None
+
+
+def test_a_stage_parameter_that_is_no_setting_stops_the_parse_naming_it(tmp_path):
+    """The settings of the instance and svm stages are read from their functions' signatures; a
+    parameter the group's settings do not have is named when the workflow is parsed."""
+    wf = copy_workflow(tmp_path / "wf")
+    module = wf / "src" / "attnbias" / "experiments" / "nucnorm" / "full.py"
+    text = module.read_text()
+    assert "def instance_p1(\n    instances: list," in text
+    module.write_text(text.replace("def instance_p1(\n", "def instance_p1(\n    margin_tol,\n", 1))
+    res = snakemake_cmd("-n", "nucnorm_p1", cwd=wf)
+    assert res.returncode != 0
+    expected = "nucnorm.full.instance_p1 takes ['margin_tol'], which are not settings of nucnorm.p1"
+    assert expected in res.stdout + res.stderr, res.stderr[-3000:]

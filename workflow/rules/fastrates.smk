@@ -10,34 +10,24 @@
 # seed) -> svm (W_mm per seed) -> compute (the GD / NGD / Polyak trajectories).  Figs 8-10 draw
 # the Fig 2 data (data_of): at Fig 2's data settings (Figs 9, 10 in both presets) they read its
 # instance and W_mm, solved once; Fig 8 (σ > 0) gets its own.
-_FR_STAGES = dict(family="fastrates.synthetic", problems="fastrates.problems", svm=[])
-_FR_DATA = ["n", "T", "d", "sigma", "seeds"]
-_FR_WONLY = ["lr", "polyak_lr", "steps_gd", "steps_fast", "polyak_cap", "per_decade"]
-register_stages(
-    "fastrates", "fig2", ["fig2", "table1"], data=_FR_DATA, gd=_FR_WONLY, **_FR_STAGES
-)
+_FR_STAGES = dict(family="fastrates.synthetic", problems="fastrates.problems")
+register_stages("fastrates", "fig2", ["fig2", "table1"], **_FR_STAGES)
 register_stages(
     "fastrates",
     "fig3",
     ["fig3"],
-    data=_FR_DATA,
-    gd=["lr", "polyak_lr", "steps", "normalize", "polyak_cap", "per_decade"],
     **_FR_STAGES,
 )
 register_stages(
     "fastrates",
     "fig5",
     ["fig5"],
-    data=["n", "T", "d", "seeds", "opt_at_query"],
-    gd=_FR_WONLY,
     **_FR_STAGES,
 )
 register_stages(
     "fastrates",
     "fig8",
     ["fig8"],
-    data=_FR_DATA,
-    gd=_FR_WONLY,
     data_of="fig2",
     **_FR_STAGES,
 )
@@ -45,8 +35,6 @@ register_stages(
     "fastrates",
     "fig9",
     ["fig9"],
-    data=_FR_DATA,
-    gd=["inits", "init_scale", *_FR_WONLY],
     data_of="fig2",
     **_FR_STAGES,
 )
@@ -54,8 +42,6 @@ register_stages(
     "fastrates",
     "fig10",
     ["fig10"],
-    data=_FR_DATA,
-    gd=["lrs", "steps", "per_decade"],
     data_of="fig2",
     **_FR_STAGES,
 )

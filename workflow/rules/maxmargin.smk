@@ -3,71 +3,49 @@
 # under `maxmargin:` in config.yaml, schema workflow/schemas/maxmargin.schema.yaml.
 
 # Each synthetic group runs in three stages (rules `instance` -> `svm` -> `compute`, the GD
-# trajectories); the entry names which settings each stage takes.  Figs 4 and 9 have no SVM stage
-# (Fig 4 solves none; the Fig 9 QPs are those of the selections GD reaches).
-_GD = ["steps", "lr"]
+# trajectories); their functions' signatures say which settings each takes.  Figs 4 and 9 have no
+# SVM stage (Fig 4 solves none; the Fig 9 QPs are those of the selections GD reaches).
 register_stages(
     "maxmargin",
     "fig1",
     ["fig1a", "fig1b", "fig1c"],
     "maxmargin.synthetic",
-    data=[],
-    svm=[],
-    gd=["steps", "lr", "inits"],
 )
 register_stages(
     "maxmargin",
     "fig2",
     ["fig2"],
     "maxmargin.synthetic",
-    data=[],
-    svm=[],
-    gd=_GD + ["mu", "radius", "inside", "outside"],
 )
 register_stages(
     "maxmargin",
     "fig3",
     ["fig3a", "fig3b", "fig3c"],
     "maxmargin.joint",
-    data=[],
-    svm=[],
-    gd=_GD + ["p0", "v0"],
 )
 register_stages(
     "maxmargin",
     "fig4",
     ["fig4a", "fig4b"],
     "maxmargin.synthetic",
-    data=[],
-    svm=None,
-    gd=["steps", "lr_ngd", "lr_gd"],
 )
 register_stages(
     "maxmargin",
     "fig5",
     ["fig5"],
     "maxmargin.synthetic",
-    data=["C_values"],
-    svm=[],
-    gd=_GD,
 )
 register_stages(
     "maxmargin",
     "fig8",
     ["fig8"],
     "maxmargin.synthetic",
-    data=[],
-    svm=[],
-    gd=_GD + ["gmm_inits", "lmm_inits"],
 )
 register_stages(
     "maxmargin",
     "fig9",
     ["fig9a", "fig9b", "fig10"],
     "maxmargin.study",
-    data=["d_grid", "trials", "n", "T", "seed_base", "init_scale"],
-    svm=None,
-    gd=_GD + ["sat_tol", "nb_tol"],
     runtime="20m",
 )
 

@@ -14,91 +14,27 @@ register_stages(
     "p1",
     ["p1"],
     family="nucnorm.full",
-    data=[
-        "instances",
-        "init_scale",
-        "init_seed",
-        "lr",
-        "premise_steps",
-        "corr_max",
-        "rank_tol_solver",
-        "max_tries",
-        "self_attention",
-    ],
-    svm=[],
-    gd=[
-        "steps",
-        "check_step",
-        "n_records",
-        "rank_tol_trained",
-        "eta_check_lr",
-        "eta_check_steps",
-    ],
 )
 register_stages(
     "nucnorm",
     "p2",
     ["p2"],
     family="nucnorm.diagonal",
-    data=[
-        "n",
-        "L",
-        "d",
-        "seeds",
-        "xi0",
-        "lr",
-        "premise_steps",
-        "corr_max",
-        "max_tries",
-        "self_attention",
-    ],
-    svm=[],
-    gd=["steps", "check_step", "n_records", "support_tol"],
 )
 register_stages(
     "nucnorm",
     "p3",
     ["p3"],
     family="nucnorm.diagonal",
-    data=[
-        "n",
-        "L",
-        "d",
-        "seed",
-        "corr_max",
-        "rank_tol_solver",
-        "max_tries",
-        "self_attention",
-    ],
-    svm=[],
-    gd=[
-        "sign_locked_scale",
-        "valid_alphas",
-        "random_scale",
-        "init_seed",
-        "lr",
-        "steps",
-        "n_records",
-    ],
 )
 # p4, p5: instance -> svm (W*_nuc, W*_F) -> compute (p4: the (K, Q) dynamics; p5 has none: it
 # tabulates the solutions); their data and SVM stages are in nucnorm/problems.py.
-_NN = dict(problems="nucnorm.problems", svm=[])
+_NN = dict(problems="nucnorm.problems")
 register_stages(
     "nucnorm",
     "p4",
     ["p4"],
     family="nucnorm.alignment",
-    data=["n", "L", "d", "seed"],
-    gd=[
-        "sigma_low",
-        "sigma_high",
-        "control_scale",
-        "init_seed",
-        "lr",
-        "steps",
-        "n_records",
-    ],
     **_NN,
 )
 register_stages(
@@ -106,7 +42,5 @@ register_stages(
     "p5",
     ["p5"],
     family="nucnorm.convex",
-    data=["n_values", "L_values", "d_values", "instances", "seed0", "self_attention"],
-    gd=["rank_tol"],
     **_NN,
 )
