@@ -168,6 +168,22 @@ def test_checkpoint_of_other_settings_is_ignored(tmp_path):
     assert [r["epoch"] for r in h] == [1, 2]  # trained from scratch
 
 
+def test_checkpoint_of_a_differently_shaped_model_is_ignored(tmp_path, caplog):
+    """Same settings, other shapes (e.g. a checkpoint from before the vocabulary was cut to the
+    rows the data use): trained afresh, not a load error."""
+    ckpt = tmp_path / "ckpt.pt"
+    fit(_model(), _task(), _loss, CFG, torch.device("cpu"), checkpoint=ckpt, progress=False,
+        image_key=None)  # fmt: skip
+    torch.manual_seed(0)
+    wider = torch.nn.Sequential(torch.nn.Linear(6, 24), torch.nn.Tanh(), torch.nn.Linear(24, 2))
+    caplog.set_level("WARNING", logger="attnbias.train")
+    h = fit(wider, _task(), _loss, CFG, torch.device("cpu"), checkpoint=ckpt, progress=False,
+            image_key=None)  # fmt: skip
+    assert [r["epoch"] for r in h] == list(range(1, 7)) and "different settings or shapes" in (
+        caplog.text
+    )
+
+
 def test_device_selection():
     assert resolve_device("cpu").type == "cpu"
     assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")

@@ -262,7 +262,10 @@ def fit(
     ckpt = Path(checkpoint) if checkpoint else None
     if ckpt is not None and ckpt.exists():
         state = torch.load(ckpt, map_location=device, weights_only=False)
-        if state.get("fingerprint") == cfg.fingerprint():
+        # the settings and the model's shapes (e.g. a vocabulary cut to the rows the data use)
+        if state.get("fingerprint") == cfg.fingerprint() and _shapes(state["model"]) == _shapes(
+            model.state_dict()
+        ):
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["optimizer"])
             # RNG states are CPU byte tensors; map_location moved them to ``device`` (CUDA)
@@ -272,7 +275,7 @@ def fit(
             start = state["epoch"] + 1
             log.info("resumed from %s at epoch %d", ckpt, state["epoch"])
         else:
-            log.warning("ignoring checkpoint %s: it belongs to different settings", ckpt)
+            log.warning("ignoring checkpoint %s: it belongs to different settings or shapes", ckpt)
     metrics_path = Path(metrics_log) if metrics_log else None
     # compile the loss with the model: the bf16 -> fp32 upcast of the logits and the log-softmax
     # then fuse instead of materialising an fp32 copy of the logits (GPT-2 124M on an H100:
@@ -359,6 +362,10 @@ def fit(
             log.info("stopped after epoch %d of %d (stop)", epoch, cfg.epochs)
             break
     return history
+
+
+def _shapes(state: dict) -> dict:
+    return {k: tuple(v.shape) for k, v in state.items()}
 
 
 def _forward(loss_fn, model, batch, use_bf16: bool):
