@@ -14,6 +14,8 @@ sources' ``import`` statements (nothing is imported: parsing stays fast and neve
   ``experiments/maxmargin/vit.py`` does not rerun the synthetic maxmargin figures.
 * :func:`script_closure` (``"scripts/plot.py"``): the union over a script's own ``attnbias``
   imports.
+* :func:`function_parameters`: a function's parameter names, read the same way, from which the
+  workflow takes the settings of a synthetic group's instance and SVM stages.
 
 Paths come back sorted, as ``src/attnbias/<...>.py`` relative to the repository root.
 

@@ -262,10 +262,9 @@ def fit(
     ckpt = Path(checkpoint) if checkpoint else None
     if ckpt is not None and ckpt.exists():
         state = torch.load(ckpt, map_location=device, weights_only=False)
-        # the settings and the model's shapes (e.g. a vocabulary cut to the rows the data use)
-        if state.get("fingerprint") == cfg.fingerprint() and _shapes(state["model"]) == _shapes(
-            model.state_dict()
-        ):
+        # same settings and same shapes (e.g. not a vocabulary cut to other rows)
+        same_shapes = _shapes(state["model"]) == _shapes(model.state_dict())
+        if state.get("fingerprint") == cfg.fingerprint() and same_shapes:
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["optimizer"])
             # RNG states are CPU byte tensors; map_location moved them to ``device`` (CUDA)
