@@ -75,7 +75,7 @@ def main():
     ap.add_argument("--cpu-smoke", action="store_true", help="tiny model on the CPU")
     ap.add_argument("--cpu-compile", action="store_true", help="compile on the CPU too (smoke)")
     args = ap.parse_args()
-    s = load_config(".", scale="paper")["lowrank"]["lm"]
+    s = load_config(".", scale="paper", validate=None)["lowrank"]["lm"]
     device = torch.device("cpu") if args.cpu_smoke else resolve_device("auto")
     gpu = device.type == "cuda"
     dims = dict(n_embd=s["n_embd"], n_layer=s["n_layer"], n_head=s["n_head"])

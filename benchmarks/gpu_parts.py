@@ -102,13 +102,7 @@ def paper_settings() -> dict:
     when jsonschema is installed (it is not needed)."""
     from attnbias.workflow import load_config
 
-    try:
-        import jsonschema  # noqa: F401
-
-        validate = True
-    except ImportError:
-        validate = False
-    return load_config(ROOT, scale="paper", validate=validate)
+    return load_config(ROOT, scale="paper", validate=None)
 
 
 def sync(device) -> None:

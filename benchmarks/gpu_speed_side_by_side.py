@@ -21,7 +21,8 @@ Writes four files to ``--out``: ``results.jsonl`` (each run's JSON line, then on
 micro-batch size: project tokens/s ÷ reference tokens/s), ``summary.md`` (the table, the ratios and
 the profiles' breakdowns), ``profiles.json`` (the full profile tables) and ``log.txt`` (each
 process's command, time and output tail).  ``--cpu-smoke`` checks the whole chain on a CPU: the
-reference only answers ``--help`` (it needs CUDA) and the benches run tiny models.
+reference only answers ``--help`` (it needs CUDA) and the benches run tiny models.  Exit status
+1 when a run failed (skipped runs do not count), else 0.
 """
 
 from __future__ import annotations
@@ -249,6 +250,8 @@ def main():
     (out / "summary.md").write_text(summary(rows, ratios, profiles, notes))
     (out / "log.txt").write_text("\n".join(log))
     print(f"done in {total:.0f} s; wrote {', '.join(sorted(p.name for p in out.iterdir()))}")
+    if any(row is None for row in rows.values()):
+        sys.exit(1)  # a run failed: its output tail is in log.txt
 
 
 if __name__ == "__main__":

@@ -122,12 +122,16 @@ def deep_update(base: dict, extra: dict) -> dict:
 
 
 def load_config(
-    root, scale: str | None = None, configfiles=(), validate: bool = True, config=None
+    root, scale: str | None = None, configfiles=(), validate: bool | None = True, config=None
 ) -> dict:
     """The workflow's configuration outside Snakemake (tests, benchmarks): ``config.yaml`` (the
     quick preset), the paper overlay ``workflow/presets/paper.yaml`` when the preset is paper,
     then ``configfiles`` in order and ``config`` (a mapping, as ``--config`` values typed);
-    validated against the schemas as the workflow does."""
+    validated against the schemas as the workflow does.  ``validate=None`` validates only where
+    jsonschema is installed: the benchmarks run on GPU machines whose Python has torch and
+    transformers but not Snakemake or jsonschema."""
+    import importlib.util
+
     import yaml
 
     root = Path(root)
@@ -142,6 +146,8 @@ def load_config(
         cfg = deep_update(cfg, yaml.safe_load((root / "workflow/presets/paper.yaml").read_text()))
         for e in extra:  # command-line values go on top of the preset, as in the Snakefile
             cfg = deep_update(cfg, e)
+    if validate is None:
+        validate = importlib.util.find_spec("jsonschema") is not None
     if validate:
         schemas = root / "workflow" / "schemas"
         for name, section in [("config", cfg)] + [(p, cfg.setdefault(p, {})) for p in PAPERS]:

@@ -1,6 +1,7 @@
 """The configuration's cross-field rules (attnbias.config_rules): each names every key involved."""
 
 import copy
+import sys
 
 import pytest
 from conftest import ROOT
@@ -70,3 +71,15 @@ def test_the_config_file_check_names_the_file_and_line(tmp_path):
     assert "fastrates.fig2.d = 10" in problem
     bad.write_text("maxmargin:\n  fig1: {steps: 500}\n")
     assert check_files([bad], root=ROOT) == [] and main([str(bad)]) == 0
+
+
+def test_validation_where_jsonschema_is_installed(monkeypatch):
+    """``validate=None`` (the benchmarks on GPU machines) validates with jsonschema and skips
+    validation where it is missing; ``validate=True`` then fails."""
+    bad = {"maxmargin": {"no_such_key": 1}}
+    with pytest.raises(Exception, match="no_such_key"):
+        load_config(ROOT, config=bad, validate=None)
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # what find_spec reads as "not installed"
+    assert load_config(ROOT, config=bad, validate=None)["maxmargin"]["no_such_key"] == 1
+    with pytest.raises(ImportError):
+        load_config(ROOT, config=bad, validate=True)
