@@ -15,7 +15,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import time  # noqa: E402
 
-from attnbias.experiments import maxmargin as mm  # noqa: E402
+from attnbias.table.stages import run_stages  # noqa: E402
 from attnbias.workflow import load_config  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -33,7 +33,7 @@ def main():
     total = 0.0
     for group in (g for g in GROUPS if g in groups):
         t0 = time.perf_counter()
-        getattr(mm, f"compute_{group}")(**cfg[group])
+        run_stages("maxmargin", group, cfg[group])
         dt = time.perf_counter() - t0
         total += dt
         rows.append((group, dt))
@@ -47,7 +47,7 @@ def main():
     if "fig9" not in groups:
         return
     t0 = time.perf_counter()
-    df, _ = mm.compute_fig9(**cfg["fig9"])
+    df, _ = run_stages("maxmargin", "fig9", cfg["fig9"])
     t9 = time.perf_counter() - t0
     n = len(df)
     print(

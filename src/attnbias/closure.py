@@ -4,7 +4,7 @@ The workflow's jobs list, as ``input: code=``, the package modules whose edits s
 Those lists are computed here when Snakemake parses the workflow, by a static walk of the
 sources' ``import`` statements (nothing is imported: parsing stays fast and never loads torch):
 
-* :func:`code_closure` (``"experiments.maxmargin.compute_fig1"``, or a module such as ``"io"``):
+* :func:`code_closure` (``"experiments.fastrates.wonly_runs"``, or a module such as ``"io"``):
   the module that defines the function (a name re-exported by a package ``__init__``, also
   lazily through its ``_EXPORTS`` table, is followed to the module that defines it), then every
   module that one imports from ``attnbias`` (absolute or relative, at module level or inside a
@@ -193,7 +193,7 @@ def code_closure(target: str, root: str | Path | None = None) -> list[str]:
     """The package source files ``target`` depends on, sorted, as ``src/attnbias/...py``.
 
     ``target``: a module or a function, dotted, relative to ``attnbias``
-    (``"experiments.maxmargin.compute_fig1"``, ``"plotting.maxmargin"``, ``"io"``).
+    (``"experiments.fastrates.wonly_runs"``, ``"plotting.maxmargin"``, ``"io"``).
     ``root``: the repository whose ``src/`` is read (default: the one this module is in).
     """
     src = Path(root) / "src" if root is not None else _SRC

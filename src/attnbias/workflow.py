@@ -51,7 +51,7 @@ def limit_threads(n: int) -> None:
 
 
 def resolve(module_prefix: str, dotted: str):
-    """``resolve("attnbias.experiments", "maxmargin.compute_fig1")`` → the function."""
+    """``resolve("attnbias.experiments", "maxmargin.train_vit")`` → the function."""
     mod, _, name = dotted.rpartition(".")
     return getattr(importlib.import_module(f"{module_prefix}.{mod}"), name)
 

@@ -13,13 +13,12 @@ import pytest
 
 from attnbias.data import nucnorm as dn
 from attnbias.data import synthetic as syn
-from attnbias.experiments import maxmargin as mm
-from attnbias.experiments.fastrates.synthetic import compute_fig2 as fr_fig2
 from attnbias.experiments.nucnorm import objective_ratio
 from attnbias.metrics.rank import balance_ratio, frobenius_bound, gap, nuclear_norm
 from attnbias.models import kq, prompt_grad_fn
 from attnbias.optim import run
 from attnbias.svm.nuclear import frobenius_svm, margin, nuclear_svm
+from attnbias.table.stages import run_stages
 
 # --------------------------------------------------------------------------- NGD: ‖θ_t‖ ≤ ηt
 
@@ -71,7 +70,7 @@ def test_ngd_norm_at_most_eta_t_on_adversarial_gradients(kind, lr, two_blocks):
 
 
 def test_ngd_norm_bound_on_maxmargin_fig4_data():
-    df, _ = mm.compute_fig4(400, 0.1, 1.0)
+    df, _ = run_stages("maxmargin", "fig4", dict(steps=400, lr_ngd=0.1, lr_gd=1.0))
     ngd = df[df.method == "ngd"]
     assert np.all(ngd.norm.to_numpy() <= 0.1 * ngd.t.to_numpy() * (1 + 1e-12) + 1e-15)
     # from a start p0 ≠ 0 the bound is ‖p0‖ + ηt; on the Fig 1(c) problem with p0 = (5, −5, 0)
@@ -83,7 +82,11 @@ def test_ngd_norm_bound_on_maxmargin_fig4_data():
 
 
 def test_ngd_norm_bound_on_fastrates_wonly_runs():
-    df, meta = fr_fig2(4, 3, 16, 0.0, [0, 1], 1.0, 20, 400)
+    df, meta = run_stages(
+        "fastrates",
+        "fig2",
+        dict(n=4, T=3, d=16, sigma=0.0, seeds=[0, 1], lr=1.0, steps_gd=20, steps_fast=400),
+    )
     ngd = df[df.method == "ngd"]
     assert np.all(ngd.norm_W.to_numpy() <= ngd.lr.to_numpy() * ngd.t.to_numpy() * (1 + 1e-12))
 
@@ -93,7 +96,7 @@ def test_ngd_norm_bound_on_fastrates_wonly_runs():
 
 @pytest.mark.parametrize("lr,steps", [(0.1, 1000), (1.0, 3000)])
 def test_fig5_c1_stays_on_the_axis_exactly(lr, steps):
-    df, _ = mm.compute_fig5(steps, lr, [1.0, 2.0])
+    df, _ = run_stages("maxmargin", "fig5", dict(steps=steps, lr=lr, C_values=[1.0, 2.0]))
     c1, c2 = df[df.C == 1], df[df.C == 2]
     assert np.max(np.abs(c1.p2)) == 0.0  # mirror symmetry: exactly, for both losses
     assert np.max(np.abs(c2.p2)) > 1e-3  # the symmetry is what does it: C = 2 leaves the axis

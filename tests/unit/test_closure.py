@@ -20,7 +20,7 @@ def closure(target):
 
 
 def test_maxmargin_synthetic_includes_metrics_core():
-    files = closure("experiments.maxmargin.compute_fig9")
+    files = closure("experiments.maxmargin.study.trajectories_fig9")
     assert "src/attnbias/metrics/core.py" in files  # `from ...metrics import cosine`
     assert "src/attnbias/experiments/maxmargin/study.py" in files
     assert "src/attnbias/experiments/maxmargin/__init__.py" in files  # runs on import
@@ -44,7 +44,7 @@ def test_lowrank_lm_includes_what_the_hand_list_missed():
 
 def test_lazy_exports_are_followed():
     """experiments/fastrates/__init__ re-exports through an _EXPORTS table (PEP 562)."""
-    synthetic = closure("experiments.fastrates.compute_fig2")
+    synthetic = closure("experiments.fastrates.wonly_runs")
     assert "src/attnbias/experiments/fastrates/synthetic.py" in synthetic
     assert not any("finetune" in f or f.startswith("src/attnbias/train/") for f in synthetic)
     text = closure("experiments.fastrates.train_text")
@@ -117,9 +117,9 @@ def test_closure_cache_answers_as_the_walk_and_forgets_on_any_edit(tmp_path, mon
     shutil.copytree(ROOT / "scripts", root / "scripts")
     path = tmp_path / "state" / "closures.json"
     first = cl.ClosureCache(root, path)
-    code = first.code("experiments.maxmargin.compute_fig9")
+    code = first.code("experiments.maxmargin.study.trajectories_fig9")
     script = first.script("scripts/plot.py")
-    assert code == code_closure("experiments.maxmargin.compute_fig9", root)
+    assert code == code_closure("experiments.maxmargin.study.trajectories_fig9", root)
     assert script == script_closure("scripts/plot.py", root)
     first.save()
 
@@ -130,7 +130,7 @@ def test_closure_cache_answers_as_the_walk_and_forgets_on_any_edit(tmp_path, mon
         m.setattr(cl, "code_closure", walked)
         m.setattr(cl, "script_closure", walked)
         again = cl.ClosureCache(root, path)
-        assert again.code("experiments.maxmargin.compute_fig9") == code
+        assert again.code("experiments.maxmargin.study.trajectories_fig9") == code
         assert again.script("scripts/plot.py") == script
     for edit in (
         lambda: (root / "src/attnbias/metrics/core.py").write_text("from ..svm import qp\n"),
@@ -143,8 +143,8 @@ def test_closure_cache_answers_as_the_walk_and_forgets_on_any_edit(tmp_path, mon
             memo.cache_clear()  # (within one process the walk reads each file once)
         fresh = cl.ClosureCache(root, path)
         assert fresh.known == {}
-        assert fresh.code("experiments.maxmargin.compute_fig9") == code_closure(
-            "experiments.maxmargin.compute_fig9", root
+        assert fresh.code("experiments.maxmargin.study.trajectories_fig9") == code_closure(
+            "experiments.maxmargin.study.trajectories_fig9", root
         )
         fresh.save()
     assert "src/attnbias/svm/qp.py" in fresh.code("metrics.core")

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "transformers", "datasets", "tokenizers")
 
 # one synthetic compute function per paper (the deep-learning ones import torch by design)
-SYNTHETIC = ["maxmargin.compute_fig9", "fastrates.compute_fig3", "nucnorm.compute_p1",
+SYNTHETIC = ["maxmargin.study.trajectories_fig9", "fastrates.synthetic.trajectories_fig3",
+             "nucnorm.full.trajectories_p1",
              "fastrates.problems.svm_fig2", "nucnorm.problems.svm_p5",
              "lowrank.compute_fig1"]  # fmt: skip
 PAPERS = ["maxmargin", "fastrates", "nucnorm", "lowrank"]

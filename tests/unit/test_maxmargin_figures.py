@@ -6,6 +6,7 @@ import pytest
 
 from attnbias.claims import maxmargin as checks
 from attnbias.experiments import maxmargin as mm
+from attnbias.table.stages import run_stages
 
 INITS = [1.0, 0.5, 0.0, -0.5, -1.0, -1.5]
 
@@ -17,7 +18,7 @@ def assert_all_pass(claims):
 
 @pytest.fixture(scope="module")
 def fig1():
-    return mm.compute_fig1(1000, 0.1, INITS)
+    return run_stages("maxmargin", "fig1", dict(steps=1000, lr=0.1, inits=INITS))
 
 
 @pytest.mark.parametrize("fig", ["fig1a", "fig1b", "fig1c"])
@@ -36,19 +37,23 @@ def test_fig1b_split(fig1):
 
 
 def test_fig2():
-    df, meta = mm.compute_fig2(
-        1000, 0.1, 0.1, 2.0, [[2, -25], [2, 0], [2, 25], [4, 20]], [[2, 60], [2, 120]]
-    )
+    df, meta = run_stages(
+        "maxmargin",
+        "fig2",
+        dict(steps=1000, lr=0.1, mu=0.1, radius=2.0, inside=[[2, -25], [2, 0], [2, 25], [4, 20]],
+             outside=[[2, 60], [2, 120]]),
+    )  # fmt: skip
     assert_all_pass(checks.fig2((df, meta)))
 
 
 @pytest.mark.parametrize("fig", ["fig3a", "fig3b", "fig3c"])
 def test_fig3(fig):
-    assert_all_pass(getattr(checks, fig)(mm.compute_fig3(1000, 0.1, [0.0, -1.0], [-1.0, 0.0])))
+    settings = dict(steps=1000, lr=0.1, p0=[0.0, -1.0], v0=[-1.0, 0.0])
+    assert_all_pass(getattr(checks, fig)(run_stages("maxmargin", "fig3", settings)))
 
 
 def test_fig4_rates():
-    data = mm.compute_fig4(200, 0.1, 1.0)
+    data = run_stages("maxmargin", "fig4", dict(steps=200, lr_ngd=0.1, lr_gd=1.0))
     df = data[0]
     ngd = df[(df.method == "ngd") & (df.t == 200)].norm.item()
     assert 19.0 <= ngd <= 20.0  # ≈ ηt, and ≤ ηt exactly
@@ -58,7 +63,7 @@ def test_fig4_rates():
 
 
 def test_fig5_signs():
-    data = mm.compute_fig5(200, 0.1, [1, 2, 5, 100])
+    data = run_stages("maxmargin", "fig5", dict(steps=200, lr=0.1, C_values=[1, 2, 5, 100]))
     assert_all_pass(checks.fig5(data))
     at = data[0][data[0].t == 200]
     assert at[(at.loss == "correlation") & (at.C == 100)].p2.item() > 0
@@ -66,14 +71,15 @@ def test_fig5_signs():
 
 
 def test_fig8_both_limits():
-    assert_all_pass(
-        checks.fig8(mm.compute_fig8(1000, 0.1, [[0, 0], [1, 1], [0, -2]], [[2, 0], [3, -1]])
-        )
-    )
+    settings = dict(steps=1000, lr=0.1, gmm_inits=[[0, 0], [1, 1], [0, -2]],
+                    lmm_inits=[[2, 0], [3, -1]])  # fmt: skip
+    assert_all_pass(checks.fig8(run_stages("maxmargin", "fig8", settings)))
 
 
 def test_fig9_study_small():
-    df, meta = mm.compute_fig9([2, 10, 20], 200, 4, 6, 1000, 1.0, 1000, 1e-3, 1e-3, 0.01)
+    settings = dict(d_grid=[2, 10, 20], trials=200, n=4, T=6, steps=1000, lr=1.0, seed_base=1000,
+                    sat_tol=1e-3, nb_tol=1e-3, init_scale=0.01)  # fmt: skip
+    df, meta = run_stages("maxmargin", "fig9", settings)
     fr = df.groupby("d").agg(
         nonsat=("saturated", lambda s: (~s).mean()), lmm=("lmm", "mean"), gmm=("gmm", "mean")
     )
@@ -86,15 +92,11 @@ def test_fig9_study_small():
         assert_all_pass(getattr(checks, fig)((df, meta)))
 
 
-@pytest.mark.parametrize(
-    "name",
-    [f"compute_fig{k}" for k in (1, 2, 3, 4, 5, 8, 9)] + ["train_vit"],
-)
-def test_job_functions_resolve(name):
-    """The rules' ``func`` names resolve through the package's re-exports."""
+def test_job_function_resolves():
+    """The `train` rule's ``func`` name resolves through the package's re-exports."""
     from attnbias.workflow import resolve
 
-    assert resolve("attnbias.experiments", f"maxmargin.{name}") is getattr(mm, name)
+    assert resolve("attnbias.experiments", "maxmargin.train_vit") is mm.train_vit
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,9 +7,9 @@ import pytest
 from conftest import ROOT
 
 from attnbias.claims import nucnorm as nucnorm_claims
-from attnbias.experiments import nucnorm as nx
 from attnbias.io import load_data, save_data
 from attnbias.plotting import nucnorm as plots
+from attnbias.table.stages import run_stages
 from attnbias.workflow import deep_update, load_config
 
 # Reduced settings over the schema defaults (docs/papers/nucnorm.md): shorter runs, fewer instances.
@@ -46,7 +46,7 @@ def computed(tmp_path_factory):
     out = {}
     tmp = tmp_path_factory.mktemp("nucnorm")
     for fig in REDUCED:
-        df, meta = getattr(nx, f"compute_{fig}")(**settings(fig))
+        df, meta = run_stages("nucnorm", fig, settings(fig))
         save_data(df, meta, tmp / f"{fig}.csv", preset="test")  # the workflow's round trip
         out[fig] = load_data(tmp / f"{fig}.csv")
     return out
@@ -113,18 +113,9 @@ def test_checks_can_fail(computed):
     assert not next(c for c in nucnorm_claims.p5((bad5, meta5)) if c.id == "rank_order").passed
 
 
-@pytest.mark.parametrize("fig", ["p1", "p2", "p3", "p4", "p5"])
-def test_job_functions_resolve(fig):
-    """The rules' ``func`` names resolve through the package's re-exports."""
-    from attnbias.workflow import resolve
-
-    func = resolve("attnbias.experiments", f"nucnorm.compute_{fig}")
-    assert func is getattr(nx, f"compute_{fig}")
-
-
 def test_p3_stages_round_trip_through_their_files(tmp_path):
     """The workflow's path: the instance and SVM stages saved and loaded as .npz, then the
-    trajectories, give what compute_p3 gives in one call; a selection that skipped a seed keeps
+    trajectories, give what run_stages gives in one call; a selection that skipped a seed keeps
     its record (here corr_max = 0.9 rejects seed 1, whose two SVM solutions correlate 0.9108)."""
     from attnbias.experiments.nucnorm import diagonal
     from attnbias.io import load_arrays, save_arrays
@@ -135,7 +126,7 @@ def test_p3_stages_round_trip_through_their_files(tmp_path):
     instance = load_arrays(tmp_path / "i.npz")
     save_arrays(tmp_path / "s.npz", *diagonal.svm_p3(instance))
     df, meta = diagonal.trajectories_p3(instance, load_arrays(tmp_path / "s.npz"), **s)
-    ref_df, ref_meta = nx.compute_p3(**s)
+    ref_df, ref_meta = run_stages("nucnorm", "p3", s)
     assert df.equals(ref_df) and meta == ref_meta
     assert meta["seed"] == 2 and meta["requested_seed"] == 1
     assert meta["skipped"] == [[1, "full: corr of the two SVM solutions 0.9108 > 0.9"]]

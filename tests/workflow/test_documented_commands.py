@@ -185,7 +185,7 @@ DOCUMENTED = {
     "python benchmarks/bench_maxmargin.py": Run("Figs 1-5, 8", ("--groups", "fig1")),
     "python benchmarks/bench_workflow.py": Run("usage", ("--help",)),
     'python -c "from attnbias.closure import code_closure as c; '
-    "print(c('experiments.maxmargin.compute_fig1'))\"": Run("svm/attention_svm.py"),
+    "print(c('experiments.maxmargin.synthetic.trajectories_fig1'))\"": Run("svm/attention_svm.py"),
     # --- the SLURM recipe ----------------------------------------------------------------------
     "cp -r profiles/slurm profiles/mycluster": Shell("copies the shipped profile"),
     "$EDITOR profiles/mycluster/config.yaml": Shell("the user's account and partitions"),

@@ -6,45 +6,10 @@
 # hub data on a GPU in the paper preset.  Settings live under `fastrates:` in config.yaml and
 # workflow/presets/paper.yaml, schema workflow/schemas/fastrates.schema.yaml.
 
-# The synthetic groups run in three stages (stages.smk): instance (the data, one instance per
-# seed) -> svm (W_mm per seed) -> compute (the GD / NGD / Polyak trajectories).  Figs 8-10 draw
-# the Fig 2 data (data_of): at Fig 2's data settings (Figs 9, 10 in both presets) they read its
-# instance and W_mm, solved once; Fig 8 (σ > 0) gets its own.
-_FR_STAGES = dict(family="fastrates.synthetic", problems="fastrates.problems")
-register_stages("fastrates", "fig2", ["fig2", "table1"], **_FR_STAGES)
-register_stages(
-    "fastrates",
-    "fig3",
-    ["fig3"],
-    **_FR_STAGES,
-)
-register_stages(
-    "fastrates",
-    "fig5",
-    ["fig5"],
-    **_FR_STAGES,
-)
-register_stages(
-    "fastrates",
-    "fig8",
-    ["fig8"],
-    data_of="fig2",
-    **_FR_STAGES,
-)
-register_stages(
-    "fastrates",
-    "fig9",
-    ["fig9"],
-    data_of="fig2",
-    **_FR_STAGES,
-)
-register_stages(
-    "fastrates",
-    "fig10",
-    ["fig10"],
-    data_of="fig2",
-    **_FR_STAGES,
-)
+# The synthetic groups run in three stages (stages.smk; entries in attnbias.table.stages):
+# instance (the data, one instance per seed) -> svm (W_mm per seed) -> compute (the GD / NGD /
+# Polyak trajectories).  Figs 8-10 draw the Fig 2 data.
+register_staged_groups("fastrates")
 
 
 # Table 1 (proposal) is also written as CSV + Markdown next to its rendered figure.

@@ -48,7 +48,8 @@ wildcard_constraints:
 
 # --- the stages of a synthetic group: instance -> svm -> compute --------------------------------
 # Each writes an .npz (attnbias.io.save_arrays) read by the next; the table entry
-# (`register_stages`, stages.smk) names the functions and which settings each stage takes.
+# (attnbias.table.stages, registered by stages.smk) names the functions; their signatures say
+# which settings each stage takes.
 
 
 rule instance:

@@ -2,52 +2,9 @@
 # Methods: docs/papers/maxmargin.md.  Synthetic figures (float64, CPU, seconds); settings live
 # under `maxmargin:` in config.yaml, schema workflow/schemas/maxmargin.schema.yaml.
 
-# Each synthetic group runs in three stages (rules `instance` -> `svm` -> `compute`, the GD
-# trajectories); their functions' signatures say which settings each takes.  Figs 4 and 9 have no
-# SVM stage (Fig 4 solves none; the Fig 9 QPs are those of the selections GD reaches).
-register_stages(
-    "maxmargin",
-    "fig1",
-    ["fig1a", "fig1b", "fig1c"],
-    "maxmargin.synthetic",
-)
-register_stages(
-    "maxmargin",
-    "fig2",
-    ["fig2"],
-    "maxmargin.synthetic",
-)
-register_stages(
-    "maxmargin",
-    "fig3",
-    ["fig3a", "fig3b", "fig3c"],
-    "maxmargin.joint",
-)
-register_stages(
-    "maxmargin",
-    "fig4",
-    ["fig4a", "fig4b"],
-    "maxmargin.synthetic",
-)
-register_stages(
-    "maxmargin",
-    "fig5",
-    ["fig5"],
-    "maxmargin.synthetic",
-)
-register_stages(
-    "maxmargin",
-    "fig8",
-    ["fig8"],
-    "maxmargin.synthetic",
-)
-register_stages(
-    "maxmargin",
-    "fig9",
-    ["fig9a", "fig9b", "fig10"],
-    "maxmargin.study",
-    runtime="20m",
-)
+# The synthetic groups (Figs 1-5, 8-10) run in three stages (rules `instance` -> `svm` ->
+# `compute`, the GD trajectories); their entries are in attnbias.table.stages.
+register_staged_groups("maxmargin")
 
 
 # Figs 6-7: ViT [CLS] attention sparsification, one training run of the deep-learning engine per

@@ -1,14 +1,13 @@
-# The table of the stages of the synthetic figure groups, read by the rules `instance` (the data:
+# The stages of the synthetic figure groups, read by the rules `instance` (the data:
 # results/stages/{paper}/{group}.instance.npz) → `svm` (its max-margin solutions:
 # results/stages/{paper}/{group}.svm.npz) → `compute` (the GD trajectories, the plot-ready
-# results/data/{paper}/{group}.{csv,json}), written once in figures.smk.  One table entry per group
-# (`register_stages`, in the paper files) names its three functions; which of its settings
-# (config[paper][group]) each stage takes is read from their signatures, so a GD setting (steps,
-# lr) reruns the trajectories only.
+# results/data/{paper}/{group}.{csv,json}), written once in figures.smk.  The groups are entries
+# of the figure table (attnbias.table.stages.STAGED_GROUPS: figures, functions, shared data);
+# which of its settings (config[paper][group]) each stage takes is read from their signatures.
 # Groups drawn from the same data (`data_of`) with the same data and SVM settings share one
 # instance and one SVM solution: computed once, read by every group that uses them.
 
-from attnbias.closure import function_parameters
+from attnbias.table.stages import STAGED_GROUPS, stage_settings
 
 # (paper, group) -> the stage entry: rules `instance` and `svm` (the groups that own stage files).
 STAGES = {}
@@ -21,89 +20,42 @@ def stage_file(paper, group, stage):
     return f"{RESULTS}/stages/{paper}/{group}.{stage}.npz"
 
 
-def register_stages(
-    paper,
-    group,
-    figures,
-    family,
-    problems=None,
-    data_of=None,
-    **resources,
-):
-    """Register a synthetic group as three stages, functions of attnbias.experiments.<family>
-    (the first two of ``problems`` instead, where given):
-
-    * ``instance_<group>(**data settings) -> (arrays, doc)``: the `instance` job;
-    * ``svm_<group>(instance, **svm settings) -> (arrays, doc)``: the `svm` job (a group whose
-      module defines no ``svm_<group>`` has no SVM stage);
-    * ``trajectories_<group>(instance, svm, **settings) -> (df, meta)``: the `compute` job, with
-      all the group's settings (its sidecar records them).
-
-    Which settings of config[paper][group] each stage takes is read from the signatures of
-    ``instance_<group>`` and ``svm_<group>`` (:func:`attnbias.closure.function_parameters`, a
-    static read of their module); the rest are the trajectories' own.  The `instance` and `svm`
-    jobs get only theirs, so a GD setting reruns the trajectories only.  ``data_of``: a group
-    registered before whose data this group draws (its ``instance_<data_of>`` and
-    ``svm_<data_of>``); when the data and SVM settings of both are equal the two share their stage
-    files, else this group gets its own.  ``resources``: those of :func:`register_compute` for the
-    `compute` job.
-    """
-    settings = config[paper][group]
-    problems = problems or family
-    source = data_of or group
-    data = stage_parameters(paper, group, f"{problems}.instance_{source}", 0)
-    svm = stage_parameters(paper, group, f"{problems}.svm_{source}", 1)
-    if data is None:
-        raise WorkflowError(f"{paper} {group}: {problems} defines no instance_{source}")
-    if svm and set(svm) & set(data):
-        raise WorkflowError(
-            f"{paper} {group}: instance_{source} and svm_{source} both take "
-            f"{sorted(set(svm) & set(data))}: each setting belongs to one stage"
+def register_staged_groups(paper):
+    """Register ``paper``'s synthetic groups of the figure table (attnbias.table.stages): for each,
+    the `instance` and `svm` jobs (only their own settings, read from their functions'
+    signatures: a GD setting reruns the trajectories only) and the `compute` job of its
+    trajectories, with every setting.  A group drawn from another's data (``data_of``) with the
+    same data and SVM settings shares that group's stage files."""
+    for group in (g for g in STAGED_GROUPS if g.paper == paper):
+        settings = config[paper][group.group]
+        try:
+            data, svm = stage_settings(group, settings, workflow.basedir)
+        except ValueError as e:
+            raise WorkflowError(str(e)) from None
+        entry = dict(
+            instance=dict(func=group.instance_func, settings=data),
+            svm=None if svm is None else dict(func=group.svm_func, settings=svm),
         )
-    pick = lambda keys: {k: settings[k] for k in settings if k in keys}
-    entry = dict(
-        instance=dict(func=f"{problems}.instance_{source}", settings=pick(data)),
-        svm=(
-            dict(func=f"{problems}.svm_{source}", settings=pick(svm))
-            if svm is not None
-            else None
-        ),
-    )
-    owner = STAGE_OWNER.get((paper, data_of), group) if data_of else group
-    if owner == group or _without_code(STAGES[(paper, owner)]) != entry:
-        owner = group
-        STAGES[(paper, group)] = entry
-        for stage in entry.values():
-            if stage is not None:
-                stage["code"] = experiment_code(stage["func"])
-    STAGE_OWNER[(paper, group)] = owner
-    inputs = {"instance": stage_file(paper, owner, "instance")}
-    if svm is not None:
-        inputs["svm"] = stage_file(paper, owner, "svm")
-    register_compute(
-        paper,
-        group,
-        figures,
-        f"{family}.trajectories_{group}",
-        inputs=inputs,
-        **resources,
-    )
-
-
-def stage_parameters(paper, group, func, skip):
-    """The settings a stage function ``attnbias.experiments.<func>`` takes (its parameters after
-    the first ``skip``, which are earlier stages' results), or None if its module defines none;
-    each must be a setting of config[paper][group] (its schema block)."""
-    names = function_parameters(f"experiments.{func}", workflow.basedir)
-    if names is None:
-        return None
-    unknown = sorted(set(names[skip:]) - set(config[paper][group]))
-    if unknown:
-        raise WorkflowError(
-            f"{func} takes {unknown}, which are not settings of {paper}.{group} "
-            f"(workflow/schemas/{paper}.schema.yaml)"
+        name, data_of = group.group, group.data_of
+        owner = STAGE_OWNER.get((paper, data_of), name) if data_of else name
+        if owner == name or _without_code(STAGES[(paper, owner)]) != entry:
+            owner = name
+            STAGES[(paper, name)] = entry
+            for stage in entry.values():
+                if stage is not None:
+                    stage["code"] = experiment_code(stage["func"])
+        STAGE_OWNER[(paper, name)] = owner
+        inputs = {"instance": stage_file(paper, owner, "instance")}
+        if svm is not None:
+            inputs["svm"] = stage_file(paper, owner, "svm")
+        register_compute(
+            paper,
+            name,
+            group.figures,
+            group.trajectories_func,
+            inputs=inputs,
+            **group.resources,
         )
-    return names[skip:]
 
 
 def _without_code(entry):

@@ -22,12 +22,6 @@ from ...lazy import lazy_exports
 
 # public job function -> module that defines it (relative to this package, or absolute)
 _EXPORTS = {
-    "compute_fig2": ".synthetic",
-    "compute_fig3": ".synthetic",
-    "compute_fig5": ".synthetic",
-    "compute_fig8": ".synthetic",
-    "compute_fig9": ".synthetic",
-    "compute_fig10": ".synthetic",
     "wonly_runs": ".synthetic",
     "compute_fig6": ".mnist",
     "train_text": ".finetune",

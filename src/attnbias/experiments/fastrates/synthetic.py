@@ -4,7 +4,8 @@ fitted from the Fig 2 data by :func:`attnbias.analysis.fastrates.rate_table`).
 
 Each group runs in three stages (rules `instance`, `svm`, `compute`): its data and W_mm come from
 :mod:`.problems`, and ``trajectories_<group>(instance, svm, **settings)`` runs the dynamics;
-``compute_<group>(**settings)`` runs the three in one call.  Both return ``(DataFrame, meta)``.
+:func:`attnbias.table.stages.run_stages` runs the three in one call.  It returns ``(DataFrame,
+meta)``.
 The DataFrame is tidy (one row per method,
 data seed, initialisation, step size and recorded iteration t; t = 0 is the initial point) and
 ``meta["columns"]`` documents it.  All runs are float64, batched over seeds (and initialisations)
@@ -190,15 +191,6 @@ def wonly_runs(
     return pd.concat(frames, ignore_index=True), meta
 
 
-def _staged(group: str, settings: dict, data: list[str], data_of: str | None = None):
-    """Run the stages of ``group`` in one call: its instance (from the settings named in
-    ``data``, drawn as the data of ``data_of`` where given), W_mm and its trajectories."""
-    source = data_of or group
-    inst, _ = getattr(problems, f"instance_{source}")(**{k: settings[k] for k in data})
-    sol, _ = getattr(problems, f"svm_{source}")(inst)
-    return globals()[f"trajectories_{group}"](inst, sol, **settings)
-
-
 def _wonly_figure(
     instance, svm, model, n, T, d, sigma, lr, polyak_lr, steps_gd, steps_fast, polyak_cap,
     per_decade, opt_at_query=True,
@@ -225,9 +217,6 @@ def _wonly_figure(
     return df, meta
 
 
-_ORTH = ["n", "T", "d", "sigma", "seeds"]
-
-
 def trajectories_fig2(
     instance, svm, n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float,
     steps_gd: int, steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None,
@@ -239,14 +228,6 @@ def trajectories_fig2(
         instance, svm, "orth", n, T, d, sigma, lr, polyak_lr, steps_gd, steps_fast, polyak_cap,
         per_decade,
     )  # fmt: skip
-
-
-def compute_fig2(
-    n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float, steps_gd: int,
-    steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None, per_decade: int = 40,
-):  # fmt: skip
-    """Fig 2, the three stages in one call."""
-    return _staged("fig2", dict(locals()), _ORTH)
 
 
 def trajectories_fig5(
@@ -266,33 +247,8 @@ def trajectories_fig5(
     )  # fmt: skip
 
 
-def compute_fig5(
-    n: int, T: int, d: int, seeds: list[int], lr: float, steps_gd: int, steps_fast: int,
-    polyak_lr: float = 1.0, opt_at_query: bool = False, polyak_cap: float | None = None,
-    per_decade: int = 40,
-):  # fmt: skip
-    """Fig 5, the three stages in one call."""
-    return _staged("fig5", dict(locals()), ["n", "T", "d", "seeds", "opt_at_query"])
-
-
-def trajectories_fig8(
-    instance, svm, n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float,
-    steps_gd: int, steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None,
-    per_decade: int = 40,
-):  # fmt: skip
-    """Fig 8 (proposal): Fig 2 with noisy tokens (σ > 0)."""
-    return _wonly_figure(
-        instance, svm, "orth", n, T, d, sigma, lr, polyak_lr, steps_gd, steps_fast, polyak_cap,
-        per_decade,
-    )  # fmt: skip
-
-
-def compute_fig8(
-    n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float, steps_gd: int,
-    steps_fast: int, polyak_lr: float = 1.0, polyak_cap: float | None = None, per_decade: int = 40,
-):  # fmt: skip
-    """Fig 8, the three stages in one call."""
-    return _staged("fig8", dict(locals()), _ORTH, data_of="fig2")
+# Fig 8 (proposal): Fig 2's dynamics on noisy tokens (σ > 0), drawn by ``instance_fig2``
+trajectories_fig8 = trajectories_fig2
 
 
 def trajectories_fig9(
@@ -329,15 +285,6 @@ def trajectories_fig9(
     return df, meta
 
 
-def compute_fig9(
-    n: int, T: int, d: int, sigma: float, seeds: list[int], inits: int, init_scale: float,
-    lr: float, steps_gd: int, steps_fast: int, polyak_lr: float = 1.0,
-    polyak_cap: float | None = None, per_decade: int = 20,
-):  # fmt: skip
-    """Fig 9, the three stages in one call."""
-    return _staged("fig9", dict(locals()), _ORTH, data_of="fig2")
-
-
 def trajectories_fig10(
     instance, svm, n: int, T: int, d: int, sigma: float, seeds: list[int], lrs: list[float],
     steps: int, per_decade: int = 10,
@@ -350,14 +297,6 @@ def trajectories_fig10(
         {"data_model": "orth", "n": n, "T": T, "d": d, "sigma": sigma, "lrs": lrs, "steps": steps}
     )
     return df, meta
-
-
-def compute_fig10(
-    n: int, T: int, d: int, sigma: float, seeds: list[int], lrs: list[float], steps: int,
-    per_decade: int = 10,
-):  # fmt: skip
-    """Fig 10, the three stages in one call."""
-    return _staged("fig10", dict(locals()), _ORTH, data_of="fig2")
 
 
 def trajectories_fig3(
@@ -445,10 +384,3 @@ def trajectories_fig3(
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig3(
-    n: int, T: int, d: int, sigma: float, seeds: list[int], lr: float, steps: int,
-    polyak_lr: float = 1.0, normalize: str = "joint", polyak_cap: float | None = None,
-    per_decade: int = 40,
-):  # fmt: skip
-    """Fig 3, the three stages in one call."""
-    return _staged("fig3", dict(locals()), _ORTH)

@@ -16,16 +16,9 @@ from ...lazy import lazy_exports
 
 # public name -> module that defines it (relative to this package, or absolute)
 _EXPORTS = {
-    "compute_fig3": ".joint",
     "FIG9_COLUMNS": ".study",
-    "compute_fig9": ".study",
     "fig9_trials": ".study",
     "PATH_COLUMNS": ".synthetic",
-    "compute_fig1": ".synthetic",
-    "compute_fig2": ".synthetic",
-    "compute_fig4": ".synthetic",
-    "compute_fig5": ".synthetic",
-    "compute_fig8": ".synthetic",
     "risk": ".synthetic",
     "VIT_FIG6_COLUMNS": ".vit",
     "VIT_FIG7_COLUMNS": ".vit",

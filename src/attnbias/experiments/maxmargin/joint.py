@@ -2,7 +2,8 @@
 
 Three stages (rules `instance`, `svm`, `compute`): ``instance_fig3`` (the tokens and labels of
 cases (a) and (b)), ``svm_fig3`` (the head SVM v_mm, its support inputs, the ATT-SVM and relaxed
-ATT-SVM directions) and ``trajectories_fig3``; ``compute_fig3`` runs the three in one call.
+ATT-SVM directions) and ``trajectories_fig3``; :func:`~attnbias.table.stages.run_stages` runs the
+three in one call.
 """
 
 from __future__ import annotations
@@ -107,7 +108,3 @@ def trajectories_fig3(instance, svm, steps: int, lr: float, p0: list, v0: list):
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig3(steps: int, lr: float, p0: list, v0: list) -> tuple[pd.DataFrame, dict]:
-    """Fig 3, the three stages in one call."""
-    inst = instance_fig3()[0]
-    return trajectories_fig3(inst, svm_fig3(inst)[0], steps=steps, lr=lr, p0=p0, v0=v0)

@@ -3,7 +3,7 @@
 Two stages (rules `instance`, `compute`): ``instance_fig9`` draws the trials of every d, and
 ``trajectories_fig9`` runs NGD on all trials of a d together, then solves one ATT-SVM per
 saturated trial for the selection GD reached.  There is no SVM stage: those QPs depend on where
-GD goes.  ``compute_fig9`` runs both in one call.
+GD goes.  :func:`attnbias.table.stages.run_stages` runs both in one call.
 """
 
 from __future__ import annotations
@@ -149,11 +149,3 @@ def trajectories_fig9(
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig9(
-    d_grid: list[int], trials: int, n: int, T: int, steps: int, lr: float, seed_base: int,
-    sat_tol: float, nb_tol: float, init_scale: float,
-):  # fmt: skip
-    """Figs 9–10, the stages in one call."""
-    data = dict(d_grid=d_grid, trials=trials, n=n, T=T, seed_base=seed_base, init_scale=init_scale)
-    settings = dict(data, steps=steps, lr=lr, sat_tol=sat_tol, nb_tol=nb_tol)
-    return trajectories_fig9(instance_fig9(**data)[0], None, **settings)

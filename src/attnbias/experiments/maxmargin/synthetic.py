@@ -5,12 +5,12 @@ Each group runs in three stages (rules `instance`, `svm`, `compute`): ``instance
 its problems and ``svm_<group>(instance)`` solves their SVMs, each returning ``(arrays, doc)`` for
 :func:`attnbias.io.save_arrays`; ``trajectories_<group>(instance, svm, **settings)`` runs the
 dynamics and returns ``(DataFrame, meta)``, the DataFrame tidy and plot-ready and
-``meta["columns"]`` documenting its columns.  ``compute_<group>(**settings)`` runs the stages in
-one call.  A fixed-head problem is stored as its tokens X, labels Y, W and head v under a prefix
-(``"fig1a_X"``, ...) and rebuilt by :func:`problem`, so keys and scores are recomputed bit for
-bit.  Fig 4 has no SVM stage (it solves none).  All dynamics run in float64 with the scaled,
-cancellation-free gradient of :mod:`attnbias.models.attention`, batched over initial points.
-Iterate t is the point after t updates (t = 0 is the initial point).
+``meta["columns"]`` documenting its columns.  :func:`attnbias.table.stages.run_stages` runs the
+stages in one call.  A fixed-head problem is stored as its tokens X, labels Y, W and head v
+under a prefix (``"fig1a_X"``, ...) and rebuilt by :func:`problem`, so keys and scores are
+recomputed bit for bit.  Fig 4 has no SVM stage (it solves none).  All dynamics run in float64
+with the scaled, cancellation-free gradient of :mod:`attnbias.models.attention`, batched over
+initial points.  Iterate t is the point after t updates (t = 0 is the initial point).
 """
 
 from __future__ import annotations
@@ -170,14 +170,6 @@ def svm_fig8(instance):
     return {"gmm": att_svm(K2, [0, 0]).x, "lmm": att_svm(K2, [0, 1]).x}, doc
 
 
-def _staged(group: str, settings: dict, data=(), svm=True):
-    """Run the stages of ``group`` in one call: its instance (from the settings named in
-    ``data``), its SVM solutions (none when ``svm`` is false) and its trajectories."""
-    inst, _ = globals()[f"instance_{group}"](**{k: settings[k] for k in data})
-    sol = globals()[f"svm_{group}"](inst)[0] if svm else None
-    return globals()[f"trajectories_{group}"](inst, sol, **settings)
-
-
 def trajectories_fig1(instance, svm, steps: int, lr: float, inits: list[float]):
     """Figs 1(a)–(c): NGD paths of p on the d = 3 constructions, and their SVM directions."""
     frames, meta = (
@@ -205,11 +197,6 @@ def trajectories_fig1(instance, svm, steps: int, lr: float, inits: list[float]):
         meta[case] = info
     meta["columns"] = PATH_COLUMNS
     return pd.concat(frames, ignore_index=True), meta
-
-
-def compute_fig1(steps: int, lr: float, inits: list[float]) -> tuple[pd.DataFrame, dict]:
-    """Figs 1(a)–(c), the three stages in one call."""
-    return _staged("fig1", dict(steps=steps, lr=lr, inits=inits))
 
 
 def trajectories_fig2(
@@ -240,12 +227,6 @@ def trajectories_fig2(
         "columns": dict(PATH_COLUMNS, inside="path starts inside C_{μ,R}(LMM)"),
     }
     return df, meta
-
-
-def compute_fig2(steps: int, lr: float, mu: float, radius: float, inside: list, outside: list):
-    """Fig 2, the three stages in one call."""
-    return _staged("fig2", dict(steps=steps, lr=lr, mu=mu, radius=radius, inside=inside,
-                                outside=outside))  # fmt: skip
 
 
 def trajectories_fig4(instance, svm, steps: int, lr_ngd: float, lr_gd: float):
@@ -291,11 +272,6 @@ def trajectories_fig4(instance, svm, steps: int, lr_ngd: float, lr_gd: float):
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig4(steps: int, lr_ngd: float, lr_gd: float) -> tuple[pd.DataFrame, dict]:
-    """Fig 4, the stages in one call."""
-    return _staged("fig4", dict(steps=steps, lr_ngd=lr_ngd, lr_gd=lr_gd), svm=False)
-
-
 def trajectories_fig5(instance, svm, steps: int, lr: float, C_values: list[float]):
     """Fig 5: correlation vs logistic loss, NGD from p0 = 0, batched over C."""
     K, gamma = np.asarray(instance["K"]), np.asarray(instance["gamma"])
@@ -330,11 +306,6 @@ def trajectories_fig5(instance, svm, steps: int, lr: float, C_values: list[float
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_fig5(steps: int, lr: float, C_values: list[float]) -> tuple[pd.DataFrame, dict]:
-    """Fig 5, the three stages in one call."""
-    return _staged("fig5", dict(steps=steps, lr=lr, C_values=C_values), data=["C_values"])
-
-
 def trajectories_fig8(instance, svm, steps: int, lr: float, gmm_inits: list, lmm_inits: list):
     """Fig 8 (project construction): two inputs, GD reaches the GMM or an LMM depending on init."""
     prob = problem(instance, "fig8")
@@ -358,11 +329,6 @@ def trajectories_fig8(instance, svm, steps: int, lr: float, gmm_inits: list, lmm
         ),
     }
     return df, meta
-
-
-def compute_fig8(steps: int, lr: float, gmm_inits: list, lmm_inits: list):
-    """Fig 8, the three stages in one call."""
-    return _staged("fig8", dict(steps=steps, lr=lr, gmm_inits=gmm_inits, lmm_inits=lmm_inits))
 
 
 def risk(prob: syn.TokenProblem, p: np.ndarray, loss: str = "logistic") -> float:

@@ -7,8 +7,9 @@ The paper has no figures; p1–p5 are the project's demonstrations of its theore
 :mod:`attnbias.models.kq`; the SVM targets come from :mod:`attnbias.svm.nuclear`.  Each figure
 runs in three stages (the workflow's rules `instance`, `svm`, `compute`): ``instance_<fig>`` draws
 or selects its instances, ``svm_<fig>`` solves their SVMs, ``trajectories_<fig>`` returns a tidy
-DataFrame and a ``meta`` dict whose ``"columns"`` documents it; ``compute_<fig>`` runs the three in
-one call.  Iterate t is the point after t updates (t = 0 is the initialisation).
+DataFrame and a ``meta`` dict whose ``"columns"`` documents it;
+:func:`attnbias.table.stages.run_stages` runs the three in one call.  Iterate t is the point
+after t updates (t = 0 is the initialisation).
 
 Modules, one concept each:
 
@@ -31,16 +32,11 @@ from ...lazy import lazy_exports
 # public name -> module that defines it (relative to this package, or absolute)
 _EXPORTS = {
     "P4_COLUMNS": ".alignment",
-    "compute_p4": ".alignment",
     "offdiag_mass": ".alignment",
     "P5_COLUMNS": ".convex",
-    "compute_p5": ".convex",
     "P2_COLUMNS": ".diagonal",
     "P3_COLUMNS": ".diagonal",
-    "compute_p2": ".diagonal",
-    "compute_p3": ".diagonal",
     "P1_COLUMNS": ".full",
-    "compute_p1": ".full",
     "log10_excess": ".measures",
     "norm_margin_ratio": ".measures",
     "objective_ratio": ".measures",

@@ -116,11 +116,3 @@ def trajectories_p4(
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_p4(
-    n: int, L: int, d: int, seed: int, sigma_low: float, sigma_high: float,
-    control_scale: float, init_seed: int, lr: float, steps: int, n_records: int,
-):  # fmt: skip
-    """p4, the three stages in one call."""
-    settings = dict(locals())
-    instance, _ = problems.instance_p4(n, L, d, seed)
-    return trajectories_p4(instance, problems.svm_p4(instance)[0], **settings)

@@ -65,13 +65,3 @@ def trajectories_p5(
     return df, meta
 
 
-def compute_p5(
-    n_values: list, L_values: list, d_values: list, instances: int, seed0: int,
-    rank_tol: float, self_attention: bool,
-):  # fmt: skip
-    """p5, the three stages in one call."""
-    settings = dict(locals())
-    instance, _ = problems.instance_p5(
-        n_values, L_values, d_values, instances, seed0, self_attention
-    )
-    return trajectories_p5(instance, problems.svm_p5(instance)[0], **settings)

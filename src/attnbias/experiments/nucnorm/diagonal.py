@@ -3,8 +3,8 @@ and the necessity of the initialisation condition.
 
 Each in three stages: ``instance_<fig>`` selects the instances (SVM checks; p2 also the GD premise
 of :func:`_premise_diag`), ``svm_<fig>`` solves the SVMs the trajectories compare with (p2: ℓ1 and
-ℓ2; p3: ℓ1), ``trajectories_<fig>`` runs GD and tabulates; ``compute_<fig>`` runs the three in one
-call.
+ℓ2; p3: ℓ1), ``trajectories_<fig>`` runs GD and tabulates;
+:func:`attnbias.table.stages.run_stages` runs the three in one call.
 """
 
 from __future__ import annotations
@@ -225,20 +225,6 @@ def trajectories_p2(
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_p2(
-    n: int, L: int, d: int, seeds: list, xi0: float, lr: float, steps: int, check_step: int,
-    n_records: int, corr_max: float, support_tol: float, premise_steps: int, max_tries: int,
-    self_attention: bool,
-):  # fmt: skip
-    """p2, the three stages in one call."""
-    settings = dict(locals())
-    require_check_step(check_step, steps)
-    instance, _ = instance_p2(
-        n, L, d, seeds, xi0, lr, premise_steps, corr_max, max_tries, self_attention
-    )
-    return trajectories_p2(instance, svm_p2(instance)[0], **settings)
-
-
 P3_COLUMNS = {
     "init": "initialisation label",
     "kind": "sign_locked (ξ_k(0) = ξ_q(0)), valid ((α·1, 0)) or random (i.i.d. small)",
@@ -371,12 +357,3 @@ def trajectories_p3(
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_p3(
-    n: int, L: int, d: int, seed: int, sign_locked_scale: float, valid_alphas: list,
-    random_scale: float, init_seed: int, lr: float, steps: int, n_records: int,
-    corr_max: float, rank_tol_solver: float, max_tries: int, self_attention: bool,
-):  # fmt: skip
-    """p3, the three stages in one call."""
-    settings = dict(locals())
-    instance, _ = instance_p3(n, L, d, seed, corr_max, rank_tol_solver, max_tries, self_attention)
-    return trajectories_p3(instance, svm_p3(instance)[0], **settings)

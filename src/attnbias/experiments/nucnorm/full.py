@@ -2,7 +2,8 @@
 
 Three stages: :func:`instance_p1` selects the instances (SVM checks and the GD premise),
 :func:`svm_p1` solves their nuclear-norm and Frobenius SVMs, :func:`trajectories_p1` runs GD and
-tabulates; :func:`compute_p1` runs the three in one call.
+tabulates; :func:`attnbias.table.stages.run_stages` runs the three in
+one call.
 """
 
 from __future__ import annotations
@@ -248,17 +249,3 @@ def trajectories_p1(
     return pd.concat(frames, ignore_index=True), meta
 
 
-def compute_p1(
-    instances: list, init_scale: float, init_seed: int, lr: float, steps: int, check_step: int,
-    n_records: int, corr_max: float, rank_tol_solver: float, rank_tol_trained: float,
-    premise_steps: int, max_tries: int, eta_check_lr: float, eta_check_steps: int,
-    self_attention: bool,
-):  # fmt: skip
-    """p1, the three stages in one call."""
-    settings = dict(locals())
-    require_check_step(check_step, steps)
-    instance, _ = instance_p1(
-        instances, init_scale, init_seed, lr, premise_steps, corr_max, rank_tol_solver,
-        max_tries, self_attention,
-    )  # fmt: skip
-    return trajectories_p1(instance, svm_p1(instance)[0], **settings)
