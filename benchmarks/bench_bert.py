@@ -130,7 +130,7 @@ def main():
     hist = fit(model, data, loss_fn, cfg, device, progress=False, image_key=None)
     if gpu:
         torch.cuda.synchronize()
-    sec = hist[-1]["epoch_seconds"]  # epoch 2: after warm-up
+    sec = hist[-1]["seconds"]  # epoch 2: after warm-up
     sps = steps * batch / sec
     if preset == "quick":  # tokens actually processed: trimmed batches
         mean_width = float(

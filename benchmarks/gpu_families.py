@@ -73,7 +73,7 @@ def recording_fit(records: list):
         n = None if data is None else len(next(iter(data.values())))
         records.append(
             {
-                "epoch_seconds": [h["epoch_seconds"] for h in hist if "epoch_seconds" in h],
+                "epoch_seconds": [h["seconds"] for h in hist if "seconds" in h],
                 "eval_seconds": evals,
                 "steps_per_epoch": cfg.steps_per_epoch or max(1, n // cfg.batch_size),
                 "batch_size": cfg.batch_size,

@@ -291,7 +291,7 @@ def timed_fit(model, data, loss_fn, cfg, device, **kw) -> dict:
     t0 = time.perf_counter()
     hist = fit(model, data, loss_fn, cfg, device, progress=False, **kw)
     sync(device)
-    secs = [h["epoch_seconds"] for h in hist if "epoch_seconds" in h]
+    secs = [h["seconds"] for h in hist if "seconds" in h]
     step = statistics.median(secs[1:]) / cfg.steps_per_epoch
     loss = float(hist[-1]["train_loss"])
     return {

@@ -225,8 +225,8 @@ def main(argv=None) -> int:
         ckpt_dir = args.checkpoint_dir or out / "checkpoint"
         ckpt = ckpt_dir / ("fig2_" + "_".join(run_label(*p) for p in todo)[:150] + ".pt")
         if ckpt.exists():
-            prov["resumed_from_epoch"] = torch.load(ckpt, map_location="cpu",
-                                                    weights_only=False)["epoch"]  # fmt: skip
+            state = torch.load(ckpt, map_location="cpu", weights_only=False)
+            prov["resumed_from_epoch"] = state.get("row", state.get("epoch"))  # ("epoch": older)
         stamps: list[float] = []
         budget = None if args.max_seconds is None else args.max_seconds - args.reserve_seconds
 

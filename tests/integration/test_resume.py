@@ -17,7 +17,7 @@ CKPT = "results/scratch/maxmargin_vit_train/quick/seed0/checkpoint.pt"
 
 def _checkpoint_epoch(path):
     try:
-        return torch.load(path, weights_only=False)["epoch"]
+        return torch.load(path, weights_only=False)["row"]  # the epoch here
     except (FileNotFoundError, EOFError, RuntimeError):
         return -1
 

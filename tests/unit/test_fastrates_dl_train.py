@@ -317,10 +317,10 @@ def test_killed_text_run_resumes_to_the_uninterrupted_result(
     real_fit = train_pkg.fit
 
     def dying_fit(*args, on_epoch_end=None, **kw):
-        def hook(m, epoch):
-            if epoch == 3:  # killed after 6 of 8 steps; the last checkpoint is at step 4
+        def hook(m, step):
+            if step == 6:  # killed after 6 of 8 steps; the last checkpoint is at step 4
                 raise KeyboardInterrupt
-            return on_epoch_end(m, epoch)
+            return on_epoch_end(m, step)
 
         return real_fit(*args, on_epoch_end=hook, **kw)
 
@@ -333,7 +333,7 @@ def test_killed_text_run_resumes_to_the_uninterrupted_result(
     resumed, _ = _text_run(
         tiny_local_bert, tmp_path, opt="sps", lr=0.5, opt_settings={"cap": 3.0}
     )
-    assert "resumed from" in caplog.text and "at epoch 2" in caplog.text
+    assert "resumed from" in caplog.text and "at step 4" in caplog.text
     fresh, _ = _text_run(
         tiny_local_bert, tmp_path / "fresh", opt="sps", lr=0.5, opt_settings={"cap": 3.0}
     )

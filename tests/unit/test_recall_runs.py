@@ -158,7 +158,7 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
     with pytest.raises(recall.Paused) as paused:
         recall.train_recall_runs(SETTINGS, POINTS, checkpoint=ckpt, stop=lambda epoch: epoch >= 1)
     assert paused.value.step == 10
-    assert torch.load(ckpt, weights_only=False)["epoch"] == 1
+    assert torch.load(ckpt, weights_only=False)["row"] == 1
     # killed at step 20 while logging: the checkpoint of step 10 stays
     real, calls = recall.head_rows, {"n": 0}
 
@@ -171,7 +171,7 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
     monkeypatch.setattr(recall, "head_rows", dying)
     with pytest.raises(KeyboardInterrupt):
         recall.train_recall_runs(SETTINGS, POINTS, checkpoint=ckpt, metric_workers=2)
-    assert torch.load(ckpt, weights_only=False)["epoch"] == 1
+    assert torch.load(ckpt, weights_only=False)["row"] == 1
     resumed = recall.train_recall_runs(SETTINGS, POINTS, checkpoint=ckpt, data_workers=2,
                                        metric_workers=2)  # fmt: skip
     for got, want in zip(resumed, full, strict=True):
@@ -182,7 +182,7 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
     for got, want in zip(ahead, full, strict=True):
         pd.testing.assert_frame_equal(got[0], want)
     # another set of runs never resumes this (finished) checkpoint: it trains from the start
-    assert torch.load(ckpt, weights_only=False)["epoch"] == 3
+    assert torch.load(ckpt, weights_only=False)["row"] == 3
     with pytest.raises(recall.Paused):
         recall.train_recall_runs(SETTINGS, [(0.0, 0), (0.5, 1), (3.0, 5)], checkpoint=ckpt,
                                  stop=lambda epoch: epoch >= 1)  # fmt: skip

@@ -90,7 +90,7 @@ def test_training_learns_and_is_deterministic(tmp_path):
 
 
 def _strip(h):
-    return [{k: v for k, v in r.items() if k != "epoch_seconds"} for r in h]
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in h]
 
 
 def test_resume_after_crash_matches_uninterrupted(tmp_path):
@@ -124,7 +124,7 @@ def test_resume_after_crash_matches_uninterrupted(tmp_path):
             progress=False,
             image_key=None,
         )
-    assert torch.load(ckpt, weights_only=False)["epoch"] == 3
+    assert torch.load(ckpt, weights_only=False)["row"] == 3
     assert len(log.read_text().splitlines()) == 4  # epochs 0..3
     resumed = fit(
         _model(),

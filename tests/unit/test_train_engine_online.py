@@ -52,7 +52,7 @@ def _params(m):
 
 
 def _strip(h):
-    return [{k: v for k, v in r.items() if k != "epoch_seconds"} for r in h]
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in h]
 
 
 CFG = TrainConfig(
@@ -132,7 +132,7 @@ def test_online_resume_after_crash_matches_uninterrupted(tmp_path, make_stream):
             progress=False,
             image_key=None,
         )
-    assert torch.load(ckpt, weights_only=False)["epoch"] == 2
+    assert torch.load(ckpt, weights_only=False)["row"] == 2
     resumed_model = _model()
     resumed = fit(
         resumed_model,
@@ -382,7 +382,7 @@ def test_recall_logs_uneven_steps_and_resumes(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         lr.train_recall(cfg, lam=0.5, seed=1, checkpoint=ckpt)
     assert (
-        torch.load(ckpt, weights_only=False)["epoch"] == 4
+        torch.load(ckpt, weights_only=False)["row"] == 4
     )  # step 20 = epoch 4 of 9 (ckpt every 2 epochs)
     resumed, meta = lr.train_recall(cfg, lam=0.5, seed=1, checkpoint=ckpt)
     pd.testing.assert_frame_equal(resumed, full)

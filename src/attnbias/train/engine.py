@@ -7,7 +7,9 @@
   optional ``torch.compile``;
 * a seeded CPU ``torch.Generator`` for shuffling and augmentation, so a run is deterministic on
   CPU and its state can be checkpointed;
-* per-epoch metrics (``on_epoch_end``) appended to a JSONL log and shown with tqdm;
+* a run counted in epochs (passes over the data) or in steps (updates: language models,
+  fine-tuning, online data), with metrics (``on_epoch_end``) after every epoch, or every
+  ``eval_every`` steps and after the last, appended to a JSONL log and shown with tqdm;
 * periodic **atomic checkpoints** (model, optimiser, generator, history) to a path the workflow does
   not declare as an output: a killed job rerun resumes where it stopped and ends with the same
   final metrics as an uninterrupted run (Snakemake deletes declared outputs before a job, which is
@@ -18,13 +20,13 @@ tensors, so the same loop serves images (``{"x", "y"}``) and token windows (``{"
 
 Two data sources:
 
-* **static** ``data`` (a dict of tensors, kept on the device): each epoch draws a permutation from
-  the seeded generator and walks through it;
+* **static** ``data`` (a dict of tensors, kept on the device): each row's updates (an epoch, or
+  ``eval_every`` steps) walk through a permutation drawn from the seeded generator, wrapping
+  around when they are more than one pass;
 * **online** ``batch_fn(step, generator) -> dict of tensors``: the batch of update ``step`` (0-based
   count of the updates done before it) is produced on demand, e.g. fresh associative-recall samples
-  or windows of a token stream.  ``step`` continues across epochs (an epoch is then just
-  ``steps_per_epoch`` updates between metrics and checkpoints).  For exact resume the batch must be
-  a function of (seed, step) or of the engine's generator, whose state is checkpointed.
+  or windows of a token stream.  ``step`` continues across rows.  For exact resume the batch must
+  be a function of (seed, step) or of the engine's generator, whose state is checkpointed.
 
 Optional per-run refinements (``TrainConfig``): learning-rate warm-up and cosine or linear decay,
 global-norm gradient clipping and gradient accumulation over micro-batches.  They are computed from
@@ -55,9 +57,16 @@ log = logging.getLogger("attnbias.train")
 
 @dataclass
 class TrainConfig:
-    """Settings of one training run (every field is part of the checkpoint fingerprint)."""
+    """Settings of one training run (every field is part of the checkpoint fingerprint).
 
-    epochs: int
+    A run is counted in ``epochs`` or in ``steps``, exactly one of them.  In epochs, a metrics
+    row ends each epoch (``steps_per_epoch`` updates, default one pass over the data) and
+    ``ckpt_every`` counts epochs.  In steps, a row ends every ``eval_every`` updates (default:
+    once, at the end) and after the last update, which may come sooner, and ``ckpt_every``
+    counts updates: a checkpoint is written at the first row end at or after each multiple.
+    """
+
+    epochs: int | None = field(default=None, kw_only=True)  # or ``steps`` (below)
     batch_size: int
     lr: float
     optimizer: str = "adam"  # a key of OPTIMIZERS: adam | adamw | sgd | sngd | sps
@@ -69,7 +78,7 @@ class TrainConfig:
     augment_flip: bool = False
     bf16: bool = True  # autocast on CUDA only
     compile: bool = False
-    ckpt_every: int = 1  # epochs between checkpoints
+    ckpt_every: int = 1  # epochs (steps in a run counted in steps) between checkpoints
     extra: dict = field(default_factory=dict)  # optimiser-specific settings, e.g. SPS cap
     # refinements added later; at their defaults they leave the fingerprint of older runs unchanged
     # constant | cosine | linear (decay to final_lr_frac · lr after warm-up)
@@ -82,6 +91,8 @@ class TrainConfig:
     # the runs one model holds side by side, e.g. their (decay, seed) (optimizer adamw_runs): part
     # of the fingerprint, so a checkpoint of other runs is never resumed (None: one run)
     runs: list | None = None
+    steps: int | None = None  # updates in all, for a run counted in steps (not epochs)
+    eval_every: int | None = None  # updates between metric rows there (None: only at the end)
 
     def fingerprint(self) -> str:
         d = asdict(self)
@@ -113,6 +124,8 @@ _LATER_DEFAULTS = {
     "grad_clip": None,
     "grad_accum": 1,
     "runs": None,
+    "steps": None,
+    "eval_every": None,
 }
 
 
@@ -224,26 +237,34 @@ def fit(
     after_backward: Callable[[torch.nn.Module, int, torch.Tensor], None] | None = None,
     stop: Callable[[int], bool] | None = None,
 ) -> list[dict]:
-    """Train and return the per-epoch history (epoch 0 = before training, when ``on_epoch_end``).
+    """Train and return the history: one row per epoch, or per ``cfg.eval_every`` steps in a run
+    counted in steps (:class:`TrainConfig`), each row keyed by its count (``"epoch"`` or
+    ``"step"``: the updates done); row 0 is before training, when ``on_epoch_end`` is given.
 
     ``data``: dict of tensors with a common first dimension; moved to ``device`` once (datasets
     are kept on the GPU).  ``batch_fn``: an online source used instead of ``data`` (pass
-    ``data=None``; ``cfg.steps_per_epoch`` is then required): ``batch_fn(step, generator)`` returns
+    ``data=None``; in a run counted in epochs ``cfg.steps_per_epoch`` is then required):
+    ``batch_fn(step, generator)`` returns
     the batch of update ``step`` (global, 0-based), on any device.  ``param_groups``: optional
     optimiser parameter groups (e.g. separate weight decay for attention and MLP).  ``checkpoint``:
     resume file (undeclared in Snakemake).  ``after_backward(model, step, loss)``: called once
     per update, after the gradients of update ``step`` (global, 0-based) and its minibatch
     ``loss`` (a detached scalar tensor) are computed and before they are clipped and applied, e.g.
     to record gradient norms and losses (:mod:`attnbias.train.probe`).
-    ``stop(epoch)``: asked after each epoch (also the last: it may time them); True before the
-    last ends training there early (a time budget), after saving the checkpoint, so the same call
-    later resumes; the history then ends before ``cfg.epochs``.
+    ``on_epoch_end(model, count)`` and ``stop(count)`` receive the row's count (the epoch, or the
+    updates done).  ``stop`` is asked after each row (also the last: it may time them); True before
+    the last ends training there early (a time budget), after saving the checkpoint, so the same
+    call later resumes; the history then ends before the run's end.
     """
     if batch_fn is None and data is None:
         raise ValueError("fit needs static `data` or an online `batch_fn`")
-    if batch_fn is not None and not cfg.steps_per_epoch:
+    in_steps = cfg.steps is not None
+    if (cfg.epochs is None) != in_steps:
+        raise ValueError("a TrainConfig counts the run in epochs or in steps: give exactly one")
+    if batch_fn is not None and not in_steps and not cfg.steps_per_epoch:
         raise ValueError(
-            "an online batch_fn needs cfg.steps_per_epoch (updates between epoch ends)"
+            "an online batch_fn needs cfg.steps_per_epoch (updates between epoch ends) or a run "
+            "counted in steps"
         )
     if cfg.grad_accum < 1:
         raise ValueError(f"grad_accum must be >= 1, got {cfg.grad_accum}")
@@ -271,8 +292,9 @@ def fit(
             gen.set_state(state["generator"].cpu())
             torch.set_rng_state(state["torch_rng"].cpu())
             history = state["history"]
-            start = state["epoch"] + 1
-            log.info("resumed from %s at epoch %d", ckpt, state["epoch"])
+            start = state.get("row", state.get("epoch")) + 1  # ("epoch" in older checkpoints)
+            unit = "step" if "step" in history[-1] else "epoch"
+            log.info("resumed from %s at %s %d", ckpt, unit, history[-1][unit])
         else:
             log.warning("ignoring checkpoint %s: it belongs to different settings or shapes", ckpt)
     metrics_path = Path(metrics_log) if metrics_log else None
@@ -281,23 +303,31 @@ def fit(
     # 33 % MFU against 25 % for the model compiled alone; benchmarks/mfu_levers.py)
     step_loss = torch.compile(loss_fn) if cfg.compile else loss_fn
     use_bf16 = cfg.bf16 and device.type == "cuda"
+    # updates per row (the last may have fewer in a run counted in steps), updates in all, rows
+    if in_steps:
+        per, total, key = cfg.eval_every or cfg.steps, cfg.steps, "step"
+    else:
+        per, key = cfg.steps_per_epoch or max(1, n // cfg.batch_size), "epoch"
+        total = per * cfg.epochs
+    n_rows = -(-total // per)
+    count = (lambda row: min(row * per, total)) if in_steps else (lambda row: row)
     if start == 1 and on_epoch_end is not None:
         model.eval()
-        history.append({"epoch": 0, **on_epoch_end(model, 0)})
+        history.append({key: 0, **on_epoch_end(model, 0)})
         _write_log(metrics_path, history)
-    steps = cfg.steps_per_epoch or max(1, n // cfg.batch_size)
-    total = steps * cfg.epochs
     params = [p for g in opt.param_groups for p in g["params"]]
-    epochs = range(start, cfg.epochs + 1)
-    bar = tqdm(epochs, initial=start - 1, total=cfg.epochs, disable=not progress, desc="epochs")
-    for epoch in bar:
+    rows = range(start, n_rows + 1)
+    bar = tqdm(rows, initial=start - 1, total=n_rows, disable=not progress, desc=f"{key}s")
+    for r in bar:
         model.train()
         t0 = time.perf_counter()
         if batch_fn is None:
             perm = torch.randperm(n, generator=gen).to(device)
         sums: dict[str, torch.Tensor] = {}
-        for s in range(steps):
-            step = (epoch - 1) * steps + s
+        first = (r - 1) * per  # updates done before this row's
+        size = min(per, total - first)
+        for s in range(size):
+            step = first + s
             if batch_fn is None:
                 idx = perm[(s * cfg.batch_size) % n : (s * cfg.batch_size) % n + cfg.batch_size]
                 if len(idx) < cfg.batch_size:  # wrap around for steps_per_epoch > one pass
@@ -327,28 +357,32 @@ def fit(
                 opt.step(loss=loss.detach())
             else:
                 opt.step()
-            # accumulate on the device: no host synchronisation inside the epoch
+            # accumulate on the device: no host synchronisation inside the row
             sums["train_loss"] = sums.get("train_loss", 0.0) + loss.detach().float()
             for k, v in stats.items():
                 sums[k] = sums.get(k, 0.0) + torch.as_tensor(v, device=loss.device).detach().float()
-        row = {"epoch": epoch, **{k: float(v) / steps for k, v in sums.items()}}
+        row = {key: count(r), **{k: float(v) / size for k, v in sums.items()}}
         if hasattr(opt, "own_step"):  # SNGD, SPS: how often the rule's own step was taken so far
             row["own_step"] = opt.own_step()
         if scheduled:
             row["lr"] = float(opt.param_groups[0]["lr"])
-        row["epoch_seconds"] = time.perf_counter() - t0
+        row["seconds"] = time.perf_counter() - t0  # the row's wall time
         if on_epoch_end is not None:
             model.eval()
-            row.update(on_epoch_end(model, epoch))
+            row.update(on_epoch_end(model, count(r)))
         history.append(row)
         _write_log(metrics_path, history)
         bar.set_postfix(loss=f"{row['train_loss']:.4f}")
-        stopping = stop is not None and stop(epoch) and epoch < cfg.epochs
-        if ckpt is not None and (epoch % cfg.ckpt_every == 0 or epoch == cfg.epochs or stopping):
+        stopping = stop is not None and stop(count(r)) and r < n_rows
+        # a checkpoint every ckpt_every epochs, or at the first row end at or after each multiple
+        # of ckpt_every updates; and at the end and before a stop
+        due = (first + size) // cfg.ckpt_every > first // cfg.ckpt_every if in_steps else (
+            r % cfg.ckpt_every == 0)  # fmt: skip
+        if ckpt is not None and (due or r == n_rows or stopping):
             _atomic_save(
                 {
                     "fingerprint": cfg.fingerprint(),
-                    "epoch": epoch,
+                    "row": r,
                     "model": model.state_dict(),
                     "optimizer": opt.state_dict(),
                     "generator": gen.get_state(),
@@ -358,7 +392,7 @@ def fit(
                 ckpt,
             )
         if stopping:
-            log.info("stopped after epoch %d of %d (stop)", epoch, cfg.epochs)
+            log.info("stopped after %s %d of %d (stop)", key, count(r), count(n_rows))
             break
     return history
 

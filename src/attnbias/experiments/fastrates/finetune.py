@@ -181,8 +181,7 @@ def train_text(
             _STEP0_TEST[key] = evaluate(m, test, logits_fn, device, eval_batch)
         return _STEP0_TEST[key]
 
-    def on_epoch_end(m, epoch):
-        step = epoch * s.log_every
+    def on_epoch_end(m, step):  # every log_every steps (the engine counts this run in steps)
         row = {}
         if step % s.eval_every == 0 or step == s.steps:
             row["test_loss"], row["test_acc"] = test_metrics(m, step)
@@ -195,16 +194,15 @@ def train_text(
         return row
 
     cfg = train.TrainConfig(
-        epochs=s.steps // s.log_every, batch_size=s.batch_size, seed=seed,
-        steps_per_epoch=s.log_every, ckpt_every=max(1, s.ckpt_every // s.log_every),
-        **setup.train_settings(),
+        steps=s.steps, eval_every=s.log_every, ckpt_every=s.ckpt_every, batch_size=s.batch_size,
+        seed=seed, **setup.train_settings(),
     )  # fmt: skip
     history = train.fit(
         net, train_data, loss_fn, cfg, device, checkpoint=checkpoint, metrics_log=metrics_log,
         on_epoch_end=on_epoch_end, image_key=None,
     )  # fmt: skip
     drop_checkpoint(checkpoint)
-    df = curves(history, optimizer, lr, s.log_every, image=False)
+    df = curves(history, optimizer, lr)
     meta = run_meta(optimizer, lr, setup, history, select_at, control)
     last = history[-1]
     final_test = None

@@ -150,7 +150,7 @@ def train_image(
         on_epoch_end=on_epoch_end, image_key="x",
     )  # fmt: skip
     drop_checkpoint(checkpoint)
-    df = curves(history, optimizer, lr, steps_per_epoch, image=True)
+    df = curves(history, optimizer, lr, steps_per_epoch)
     meta = run_meta(optimizer, lr, setup, history, select_at, control)
     meta.update(
         {

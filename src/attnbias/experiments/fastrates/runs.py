@@ -225,13 +225,16 @@ def drop_checkpoint(checkpoint) -> None:
 
 
 def curves(
-    history: list[dict], optimizer: str, lr: float, steps_per_row: int, image: bool
+    history: list[dict], optimizer: str, lr: float, steps_per_epoch: int | None = None
 ) -> pd.DataFrame:
-    """The run's tidy curve table (:data:`DL_COLUMNS`, plus ``epoch`` for image runs) from the
-    engine's per-epoch history; an engine epoch is ``steps_per_row`` optimisation steps."""
+    """The run's tidy curve table (:data:`DL_COLUMNS`) from the engine's history: of a run
+    counted in steps (fine-tuning), or of one counted in epochs (images: ``steps_per_epoch``
+    updates each; the table then has ``epoch`` too)."""
+    image = steps_per_epoch is not None
     rows = []
     for r in history:
-        row = {"optimizer": optimizer, "lr": lr, "step": r["epoch"] * steps_per_row}
+        step = r["epoch"] * steps_per_epoch if image else r["step"]
+        row = {"optimizer": optimizer, "lr": lr, "step": step}
         if image:
             row["epoch"] = r["epoch"]
         for k in ("train_loss", "train_acc", "test_loss", "test_acc", "val_loss", "val_acc"):
@@ -268,7 +271,7 @@ def run_meta(
         "select_at": select_at,
         "val_loss_at_select": float(sel[-1]["val_loss"]) if sel else None,
         "val_acc_at_select": float(sel[-1]["val_acc"]) if sel else None,
-        "train_seconds": float(sum(r.get("epoch_seconds", 0.0) for r in history)),
+        "train_seconds": float(sum(r.get("seconds", 0.0) for r in history)),
         # SNGD / SPS: how often the rule's own step was the one taken (optim.stochastic own_step)
         "own_step": history[-1].get("own_step") if history else None,
     }

@@ -217,31 +217,27 @@ def train_lm(
     val = torch.from_numpy(eval_windows(data.val, s.ctx, s.val_windows))
     use_bf16 = device.type == "cuda"
 
-    def on_epoch_end(m, epoch):
+    def on_epoch_end(m, step):  # every steps_per_epoch steps and after the last
         vl = eval_lm_loss(
             m, val, batch_size=max(1, s.batch_size // s.grad_accum), device=device, bf16=use_bf16
         )
         log.info(
-            "λ_SA=%g λ_MLP=%g seed=%d epoch %d: validation loss %.4f",
+            "λ_SA=%g λ_MLP=%g seed=%d step %d: validation loss %.4f",
             lam_sa,
             lam_mlp,
             seed,
-            epoch,
+            step,
             vl,
         )
         return {"val_loss": vl}
 
-    if s.steps % s.steps_per_epoch:
-        raise ValueError(
-            f"steps ({s.steps}) must be a multiple of steps_per_epoch ({s.steps_per_epoch})"
-        )
     cfg = TrainConfig(
-        epochs=s.steps // s.steps_per_epoch,
+        steps=s.steps,
+        eval_every=s.steps_per_epoch,
         batch_size=s.batch_size,
         lr=s.lr,
         optimizer="adamw",
         seed=seed,
-        steps_per_epoch=s.steps_per_epoch,
         compile=s.compile,
         schedule="cosine",
         warmup_steps=s.warmup_steps,
@@ -277,7 +273,7 @@ def train_lm(
     df["val_loss"] = val_loss
     df["val_ppl"] = math.exp(val_loss)
     df["train_loss"] = float(history[-1]["train_loss"])
-    train_s = sum(float(h.get("epoch_seconds", 0.0)) for h in history)
+    train_s = sum(float(h.get("seconds", 0.0)) for h in history)
     tokens = s.steps * s.batch_size * s.ctx
     d_head = s.n_embd // s.n_head
     meta = {
