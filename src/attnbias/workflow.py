@@ -56,6 +56,12 @@ def resolve(module_prefix: str, dotted: str):
     return getattr(importlib.import_module(f"{module_prefix}.{mod}"), name)
 
 
+def entry_value(entry, key: str):
+    """A rule's input, params, threads or resources function: the value ``key`` of the job's
+    entry in a workflow table, ``entry(wildcards)`` (e.g. ``entry_value(_compute, "func")``)."""
+    return lambda wildcards: entry(wildcards)[key]
+
+
 def figure_function(package: str, paper: str, figure: str):
     """``attnbias.<package>.<paper>.<figure>``: the one function that draws (``package``
     "plotting") or checks ("claims") a figure, found by name; a clear error when there is none."""

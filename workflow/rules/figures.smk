@@ -9,6 +9,9 @@
 # `<paper>_download_<name>`, ...), alias rules.
 
 
+# The rules' input and params functions that read one value of the job's table entry
+from attnbias.workflow import entry_value
+
 # --- derived tables: which rule makes each plot-ready file -------------------------------------
 # sweeps that train here (not copied from workflow/precomputed/)
 _TRAINED = {k: s for k, s in SWEEPS.items() if not use_precomputed(s["gpu"])}
@@ -54,7 +57,7 @@ wildcard_constraints:
 
 rule instance:
     input:
-        code=lambda wildcards: _stage(wildcards, "instance")["code"],
+        code=entry_value(_instance, "code"),
     output:
         npz=f"{RESULTS}/stages/{{paper}}/{{group}}.instance.npz",
     log:
@@ -64,8 +67,8 @@ rule instance:
     conda:
         "../../environment.yml"
     params:
-        func=lambda wildcards: _stage(wildcards, "instance")["func"],
-        settings=lambda wildcards: _stage(wildcards, "instance")["settings"],
+        func=entry_value(_instance, "func"),
+        settings=entry_value(_instance, "settings"),
         preset=SCALE,
     script:
         "../../scripts/compute.py"
@@ -74,7 +77,7 @@ rule instance:
 rule svm:
     input:
         instance=f"{RESULTS}/stages/{{paper}}/{{group}}.instance.npz",
-        code=lambda wildcards: _stage(wildcards, "svm")["code"],
+        code=entry_value(_svm, "code"),
     output:
         npz=f"{RESULTS}/stages/{{paper}}/{{group}}.svm.npz",
     log:
@@ -84,8 +87,8 @@ rule svm:
     conda:
         "../../environment.yml"
     params:
-        func=lambda wildcards: _stage(wildcards, "svm")["func"],
-        settings=lambda wildcards: _stage(wildcards, "svm")["settings"],
+        func=entry_value(_svm, "func"),
+        settings=entry_value(_svm, "settings"),
         preset=SCALE,
     script:
         "../../scripts/compute.py"
@@ -112,7 +115,7 @@ rule compute:
         group=one_of(by_paper(COMPUTES)),
     conda:
         "../../environment.yml"
-    threads: lambda wildcards: _compute(wildcards)["threads"]
+    threads: entry_value(_compute, "threads")
     resources:
         mem_mb=lambda wildcards, attempt: attempt_value(_compute(wildcards)["mem_mb"])(
             wildcards, attempt
@@ -121,8 +124,8 @@ rule compute:
             _compute(wildcards)["runtime"]
         )(wildcards, attempt),
     params:
-        func=lambda wildcards: _compute(wildcards)["func"],
-        settings=lambda wildcards: _compute(wildcards)["settings"],
+        func=entry_value(_compute, "func"),
+        settings=entry_value(_compute, "settings"),
         preset=SCALE,
     script:
         "../../scripts/compute.py"

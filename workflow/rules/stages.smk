@@ -65,6 +65,14 @@ def _without_code(entry):
     }
 
 
+def _instance(wildcards):
+    return _stage(wildcards, "instance")
+
+
+def _svm(wildcards):
+    return _stage(wildcards, "svm")
+
+
 def _stage(wildcards, stage):
     entry = STAGES[(wildcards.paper, wildcards.group)][stage]
     if entry is None:

@@ -46,7 +46,7 @@ rule train:
         mem_mb=train_resource("mem_mb", per_attempt=True),
         runtime=train_resource("runtime", per_attempt=True, per_run=True),
     params:
-        func=lambda wildcards: _sweep(wildcards)["func"],
+        func=entry_value(_sweep, "func"),
         runs=lambda wildcards: [
             run_params(wildcards.paper, wildcards.sweep, p, wildcards.root)
             for p in _batch(wildcards)
@@ -62,8 +62,8 @@ rule train:
 
 rule gather:
     input:
-        code=lambda wildcards: _gather(wildcards)["code"],
-        batches=lambda wildcards: _gather(wildcards)["batches"],
+        code=entry_value(_gather, "code"),
+        batches=entry_value(_gather, "batches"),
     output:
         csv=f"{RESULTS}/data/{{paper}}/{{group}}.csv",
         meta=f"{RESULTS}/data/{{paper}}/{{group}}.json",
@@ -77,9 +77,9 @@ rule gather:
     conda:
         "../../environment.yml"
     params:
-        func=lambda wildcards: _gather(wildcards)["func"],
+        func=entry_value(_gather, "func"),
         # the file stems of the runs gathered, in order (found in the batches' folders)
-        runs=lambda wildcards: _gather(wildcards)["runs"],
+        runs=entry_value(_gather, "runs"),
         settings=lambda wildcards: with_control(_gather(wildcards)["settings"]),
         preset=SCALE,
     script:
@@ -130,15 +130,15 @@ rule download:
     localrule: True
     conda:
         "../../environment.yml"
-    threads: lambda wildcards: _download(wildcards)["threads"]
+    threads: entry_value(_download, "threads")
     resources:
-        mem_mb=lambda wildcards: _download(wildcards)["mem_mb"],
-        runtime=lambda wildcards: _download(wildcards)["runtime"],
+        mem_mb=entry_value(_download, "mem_mb"),
+        runtime=entry_value(_download, "runtime"),
     params:
-        func=lambda wildcards: _download(wildcards)["func"],
-        settings=lambda wildcards: _download(wildcards)["settings"],
-        hub=lambda wildcards: _download(wildcards)["hub"],
-        prepares=lambda wildcards: _download(wildcards)["prepares"],
+        func=entry_value(_download, "func"),
+        settings=entry_value(_download, "settings"),
+        hub=entry_value(_download, "hub"),
+        prepares=entry_value(_download, "prepares"),
         preset=SCALE,
         target=lambda wildcards: f"{wildcards.paper}_download_{wildcards.name}",
     script:
