@@ -3,7 +3,7 @@ core).
 
     python benchmarks/bench_fastrates.py
 
-Times each ``compute_<group>`` of :mod:`attnbias.experiments.fastrates.synthetic` with the
+Times each fastrates synthetic group (its three stages, ``run_stages``) with the
 settings of ``config.yaml`` (validated) and prints a table.  Threads are pinned
 to one before numpy is imported.  Table 1 is fitted from the Fig 2 runs and has no computation
 of its own.
@@ -17,7 +17,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import time  # noqa: E402
 
 from attnbias.analysis.fastrates import rate_table  # noqa: E402
-from attnbias.experiments import fastrates as fx  # noqa: E402
+from attnbias.table.stages import run_stages  # noqa: E402
 from attnbias.workflow import load_config  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -32,7 +32,7 @@ def main():
     frames = {}
     for group in GROUPS:
         t0 = time.perf_counter()
-        df, _ = getattr(fx, f"compute_{group}")(**cfg[group])
+        df, _ = run_stages("fastrates", group, cfg[group])
         dt = time.perf_counter() - t0
         total += dt
         frames[group] = df

@@ -2,8 +2,8 @@
 
     python benchmarks/bench_nucnorm.py [p1 p2 ...]
 
-Times each ``compute_<fig>`` of :mod:`attnbias.experiments.nucnorm` with the settings of
-``config.yaml`` (validated) and prints a table: wall and CPU time, recorded rows
+Times each nucnorm group (its three stages, ``attnbias.table.stages.run_stages``) with the
+settings of ``config.yaml`` (validated) and prints a table: wall and CPU time, recorded rows
 and the figure's workload (runs and update counts; instance selection, whose premise runs add a
 few thousand updates per candidate seed, is included in the time).  Threads are pinned to one before
 numpy is imported.
@@ -17,7 +17,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import time  # noqa: E402
 
-from attnbias.experiments import nucnorm as nx  # noqa: E402
+from attnbias.table.stages import run_stages  # noqa: E402
 from attnbias.workflow import load_config  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,7 +48,7 @@ def main(figures):
     total = cpu_total = 0.0
     for fig in figures:
         t0, c0 = time.perf_counter(), time.process_time()
-        df, _ = getattr(nx, f"compute_{fig}")(**cfg[fig])
+        df, _ = run_stages("nucnorm", fig, cfg[fig])
         dt, dc = time.perf_counter() - t0, time.process_time() - c0
         total += dt
         cpu_total += dc

@@ -9,8 +9,8 @@ from conftest import ROOT
 
 from attnbias.analysis.fastrates import rate_table, write_rate_table
 from attnbias.claims import fastrates as fastrates_claims
-from attnbias.experiments import fastrates as fx
 from attnbias.plotting import fastrates as plots
+from attnbias.table.stages import run_stages
 from attnbias.workflow import load_config
 
 GROUPS = {
@@ -32,7 +32,7 @@ def ci_settings():
 @pytest.fixture(scope="module")
 def computed():
     cfg = ci_settings()
-    return {g: getattr(fx, f"compute_{g}")(**cfg[g]) for g in GROUPS}
+    return {g: run_stages("fastrates", g, cfg[g]) for g in GROUPS}
 
 
 @pytest.mark.parametrize("group", list(GROUPS))

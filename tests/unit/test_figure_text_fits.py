@@ -337,9 +337,12 @@ def _computed(paper: str, group: str, **overrides) -> tuple[pd.DataFrame, dict]:
     """A real toy computation at the default settings, a few overridden (fewer steps)."""
     from conftest import ROOT
 
+    from attnbias.table.stages import STAGED_GROUPS, run_stages
     from attnbias.workflow import deep_update, load_config
 
     settings = deep_update(load_config(ROOT)[paper][group], overrides)
+    if any((g.paper, g.group) == (paper, group) for g in STAGED_GROUPS):
+        return run_stages(paper, group, settings)
     module = importlib.import_module(f"attnbias.experiments.{paper}")
     return getattr(module, f"compute_{group}")(**settings)
 
