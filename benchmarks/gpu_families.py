@@ -70,12 +70,16 @@ def recording_fit(records: list):
         t0 = time.perf_counter()
         hist = real(model, data, loss_fn, cfg, device, **kw)
         sync(device)
-        n = None if data is None else len(next(iter(data.values())))
+        if cfg.steps is not None:  # a run counted in steps: a row every eval_every updates
+            per_row = cfg.eval_every or cfg.steps
+        else:
+            n = None if data is None else len(next(iter(data.values())))
+            per_row = cfg.steps_per_epoch or max(1, n // cfg.batch_size)
         records.append(
             {
                 "epoch_seconds": [h["seconds"] for h in hist if "seconds" in h],
                 "eval_seconds": evals,
-                "steps_per_epoch": cfg.steps_per_epoch or max(1, n // cfg.batch_size),
+                "steps_per_epoch": per_row,  # updates per row (an epoch, or eval_every steps)
                 "batch_size": cfg.batch_size,
                 "optimizer": cfg.optimizer,
                 "compile": cfg.compile,
