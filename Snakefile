@@ -28,12 +28,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/sweeps.smk"
-include: "workflow/rules/stages.smk"
-include: "workflow/rules/maxmargin.smk"
-include: "workflow/rules/fastrates.smk"
-include: "workflow/rules/nucnorm.smk"
-include: "workflow/rules/lowrank.smk"
+include: "workflow/rules/inputs.smk"
 include: "workflow/rules/targets.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/summary.smk"

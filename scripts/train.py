@@ -3,7 +3,7 @@ this one process), run attnbias.experiments.<func>(**settings, **inputs) with an
 checkpoint, then save each returned table in the job's folder ``output.runs``: ``<run>.csv`` for a
 run's one table (``"csv"``), ``<run>_<table>.csv`` for each of several (attnbias.workflow.run_file).
 A run that the negative control trains as an uncontrolled run (``shared``: that run's folder, file
-stem and relabelling function, workflow/rules/sweeps.smk ``shared_run``) is that run, relabelled.
+stem and relabelling function, attnbias.table ``Table.shared_run``) is that run, relabelled.
 """
 
 from attnbias.workflow import (

@@ -59,7 +59,7 @@ def resolve(module_prefix: str, dotted: str):
 def entry_value(entry, key: str):
     """A rule's input, params, threads or resources function: the value ``key`` of the job's
     entry in a workflow table, ``entry(wildcards)`` (e.g. ``entry_value(_compute, "func")``)."""
-    return lambda wildcards: entry(wildcards)[key]
+    return lambda wildcards: getattr(entry(wildcards), key)
 
 
 def figure_function(package: str, paper: str, figure: str):

@@ -164,7 +164,7 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
         (unasserted if key in STOCHASTIC else problems).extend(failed_sanity)
     assert controlled == CONTROLLED, controlled ^ CONTROLLED
     assert {p[:3] for p in problems} <= CONTROL_KNOWN, problems
-    # a run the control does not change is the default run's, relabelled (register_sweep's
+    # a run the control does not change is the default run's, relabelled (Table.register_sweep's
     # control_shares); the control trains only the others
     trained, relabelled = set(), set()
     for f in (d / "results" / "control-null" / "logs").glob("*_train/*.log"):

@@ -312,7 +312,7 @@ def test_compute_jobs_ran_as_slurm_jobs(cluster_run):
         assert any(s in ctld for s in started), (rule, sid)
         assert f"_slurm_rpc_submit_batch_job: JobId={sid} " in ctld
         assert f"_job_complete: JobId={sid} WEXITSTATUS 0" in ctld
-    # The figure table's resources reach SLURM (register_compute: 1 thread, 2000 MB, 30 min).
+    # The figure table's resources reach SLURM (Table.register_compute: 1 thread, 2000 MB, 30 min).
     for sid in computes:
         info = scontrol_job(sid)
         assert info["TimeLimit"] == "00:30:00" and "cpu=1,mem=2000M" in info["TRES"], info

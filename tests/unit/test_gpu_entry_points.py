@@ -1,8 +1,8 @@
 """Every GPU training family's paper-preset entry point runs in CI, called as its job calls it.
 
-The paper preset trains on GPUs that CI never has.  Here each GPU training sweep of the parsed
-workflow (``SWEEPS`` with ``gpu``, read from a Snakefile that includes the real one, with
-``--config scale=paper``) gives the ``train`` job's own parameters for its first point: the
+The paper preset trains on GPUs that CI never has.  Here each GPU training sweep of the paper
+preset's figure table (``Table.sweeps`` with ``gpu``, built by import as the Snakefile builds it:
+:func:`attnbias.table.load_table`) gives the ``train`` job's own parameters for its first point: the
 function, the run's settings (the paper preset's block, ``workflow/presets/paper.yaml`` over
 ``config.yaml``, and the point) and the named inputs.  The job script itself,
 ``scripts/train.py``, then runs in this process with those parameters, the block's model, batch
@@ -16,7 +16,6 @@ schedule, augmentation, compile: traced by Dynamo with the ``eager`` backend, no
 from __future__ import annotations
 
 import functools
-import json
 import math
 import runpy
 import sys
@@ -25,36 +24,14 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from conftest import copy_workflow, snakemake_cmd
 
 from attnbias.io import load_data
+from attnbias.table import load_table
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import gpu_families as fam  # noqa: E402
-
-DUMP = """include: "Snakefile"
-
-
-import json as _json
-
-with open("gpu_train_jobs.json", "w") as _f:
-    _json.dump(
-        {
-            f"{paper}/{name}": dict(
-                func=s["func"],
-                run=run_params(paper, name, s["points"][0], RESULTS),
-                inputs=dict(s["inputs"]),
-                accelerator=config["accelerator"],
-            )
-            for (paper, name), s in SWEEPS.items()
-            if s["gpu"]
-        },
-        _f,
-        default=list,
-    )
-"""
 
 # The run length of each sweep's tiny run (keys of its settings block), over gpu_families.TINY.
 SHORT = {
@@ -80,16 +57,20 @@ SWEEPS = list(SHORT)
 
 
 @pytest.fixture(scope="module")
-def paper_jobs(tmp_path_factory) -> dict:
+def paper_jobs() -> dict:
     """``{<paper>/<sweep>: the train job's func, first run, inputs, accelerator}`` of the paper
-    preset's GPU sweeps, from the parsed workflow."""
-    wf = copy_workflow(tmp_path_factory.mktemp("entry_points") / "wf")
-    (wf / "dump_jobs.smk").write_text(DUMP)
-    res = snakemake_cmd(
-        "-s", "dump_jobs.smk", "--list-rules", "--config", "scale=paper", cwd=wf, check=True
-    )  # fmt: skip
-    assert "train" in res.stdout.split()
-    return json.loads((wf / "gpu_train_jobs.json").read_text())
+    preset's GPU sweeps, from its figure table."""
+    table = load_table(ROOT, scale="paper")
+    return {
+        f"{paper}/{name}": dict(
+            func=s.func,
+            run=table.run_params(paper, name, s.points[0], table.results),
+            inputs=dict(s.inputs),
+            accelerator=table.config["accelerator"],
+        )
+        for (paper, name), s in table.sweeps.items()
+        if s.gpu
+    }
 
 
 def test_every_gpu_sweep_of_the_paper_preset_is_run_here(paper_jobs):

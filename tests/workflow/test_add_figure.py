@@ -34,8 +34,15 @@ def compute_figZ(steps: int, slope: float):
       steps: {description: Last step., type: integer, minimum: 1, default: 4}
       slope: {description: Slope of the line., type: number, default: 2.5}
 """,
-    "workflow/rules/lowrank.smk": """
-register_compute("lowrank", "figZ", ["figZ"], "lowrank.toys.compute_figZ")
+    # (appended after the module's register: the entry goes last, as a line at its end would)
+    "src/attnbias/table/lowrank.py": """
+
+_register_before_figZ = register
+
+
+def register(table):
+    _register_before_figZ(table)
+    table.register_compute("lowrank", "figZ", ["figZ"], "lowrank.toys.compute_figZ")
 """,
     "src/attnbias/plotting/lowrank.py": '''
 

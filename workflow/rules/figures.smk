@@ -1,48 +1,11 @@
 # The rules, each written once with wildcards: the synthetic stages `instance` and `svm`, `compute`,
 # `check`, `plot` and the target aliases (the deep-learning rules `train`, `gather`, `precomputed`
 # and the downloads are in training.smk; `table_files`, the claims summary and gate and the
-# aggregate targets in summary.smk).  Their
-# inputs, params, threads and resources are functions of the wildcards reading the figure table
-# (FIGURES, COMPUTES in common.smk; SWEEPS in sweeps.smk; DOWNLOADS in downloads.smk), which the
-# paper files (workflow/rules/<paper>.smk) fill.  The rule names are the same in both presets; made
-# per entry are only the named targets (`maxmargin_fig1c`, `maxmargin`, the paper preset's
-# `<paper>_download_<name>`, ...), alias rules.
-
-
-# The rules' input and params functions that read one value of the job's table entry
-from attnbias.workflow import entry_value
-
-# --- derived tables: which rule makes each plot-ready file -------------------------------------
-# sweeps that train here (not copied from workflow/precomputed/)
-_TRAINED = {k: s for k, s in SWEEPS.items() if not use_precomputed(s["gpu"])}
-# (paper, sweep) -> {batch: points}: one `train` job per batch (a point, or a quick-preset group)
-TRAIN_BATCHES = {k: s["batches"] for k, s in _TRAINED.items()}
-# (paper, group) -> gather entry (+ its sweep)
-GATHERS = {
-    (paper, group): dict(g, sweep=name)
-    for (paper, name), s in _TRAINED.items()
-    for group, g in s["gathers"].items()
-}
-# (paper, group) -> sweep whose committed results are copied (gpu_results=precomputed)
-PRECOMPUTED_GROUPS = {
-    (paper, group): name
-    for (paper, name), s in SWEEPS.items()
-    if use_precomputed(s["gpu"])
-    for group in s["gathers"]
-}
-# plot-ready files the negative control reaches (`control=null`): every training sweep's, and those
-# of computations given the control in their settings (with_control, common.smk)
-CONTROLLED_DATA = {
-    f
-    for (paper, name), s in SWEEPS.items()
-    for group in s["gathers"]
-    for f in data_files(paper, group)
-} | {
-    f
-    for (paper, group), c in COMPUTES.items()
-    if isinstance(c["settings"], dict) and "control" in c["settings"]
-    for f in data_files(paper, group)
-}
+# aggregate targets in summary.smk).  Their inputs, params, threads and resources are functions of
+# the wildcards (inputs.smk) reading the job's entry in the figure table (attnbias.table, built in
+# common.smk).  The rule names are the same in both presets; made per entry are only the named
+# targets (`maxmargin_fig1c`, `maxmargin`, the paper preset's `<paper>_download_<name>`, ...),
+# alias rules.
 
 
 wildcard_constraints:
@@ -51,7 +14,7 @@ wildcard_constraints:
 
 # --- the stages of a synthetic group: instance -> svm -> compute --------------------------------
 # Each writes an .npz (attnbias.io.save_arrays) read by the next; the table entry
-# (attnbias.table.stages, registered by stages.smk) names the functions; their signatures say
+# (attnbias.table.stages) names the functions; their signatures say
 # which settings each stage takes.
 
 
@@ -83,7 +46,7 @@ rule svm:
     log:
         f"{RESULTS}/logs/{{paper}}_svm_{{group}}.log",
     wildcard_constraints:
-        group=one_of(by_paper([k for k, s in STAGES.items() if s["svm"]])),
+        group=one_of(by_paper([k for k, s in STAGES.items() if s.svm])),
     conda:
         "../../environment.yml"
     params:
@@ -101,7 +64,7 @@ rule compute:
     input:
         unpack(
             lambda wildcards: dict(
-                _compute(wildcards)["inputs"], code=_compute(wildcards)["code"]
+                job_inputs(_compute(wildcards).inputs), code=_compute(wildcards).code
             )
         ),
     output:
@@ -117,12 +80,12 @@ rule compute:
         "../../environment.yml"
     threads: entry_value(_compute, "threads")
     resources:
-        mem_mb=lambda wildcards, attempt: attempt_value(_compute(wildcards)["mem_mb"])(
+        mem_mb=lambda wildcards, attempt: attempt_value(_compute(wildcards).mem_mb)(
             wildcards, attempt
         ),
-        runtime=lambda wildcards, attempt: attempt_value(
-            _compute(wildcards)["runtime"]
-        )(wildcards, attempt),
+        runtime=lambda wildcards, attempt: attempt_value(_compute(wildcards).runtime)(
+            wildcards, attempt
+        ),
     params:
         func=entry_value(_compute, "func"),
         settings=entry_value(_compute, "settings"),
@@ -255,7 +218,7 @@ from attnbias.layout import set_aside_stale
 
 if workflow.is_main_process:
     for _moved in set_aside_stale(
-        [(FIGURES[k]["data"], [*figure_outputs(*k), claim_file(*k)]) for k in FIGURES]
+        [(FIGURES[k].data, [*figure_outputs(*k), claim_file(*k)]) for k in FIGURES]
         + [
             (
                 [claim_file(*k) for k in FIGURES],

@@ -39,11 +39,11 @@ def redrawn_group(paper, group):
     entry = COMPUTES.get((paper, group))
     if entry is None:
         return True  # gathered from training runs, which are seeded
-    if shift_seeds(entry["settings"], 1) != entry["settings"]:
+    if shift_seeds(entry.settings, 1) != entry.settings:
         return True
     read = [
         _data_group(p)
-        for v in entry["inputs"].values()
+        for v in entry.inputs.values()
         for p in (v if isinstance(v, list) else [v])
     ]
     return any(redrawn_group(*g) for g in read if g is not None)
@@ -53,9 +53,7 @@ def redrawn_group(paper, group):
 # (robustness.figures restricts them; empty: all)
 ROBUST_FIGURES = {
     f"{p}/{f}": any(
-        redrawn_group(*_data_group(d))
-        for d in FIGURES[(p, f)]["data"]
-        if _data_group(d)
+        redrawn_group(*_data_group(d)) for d in FIGURES[(p, f)].data if _data_group(d)
     )
     for p, f in shown_figures()
     if not ROBUST["figures"] or f"{p}/{f}" in ROBUST["figures"]

@@ -17,9 +17,9 @@ LANDING_PAGES = [
 rule table_files:
     input:
         data=lambda wildcards: data_files(
-            wildcards.paper, TABLE_FILES[(wildcards.paper, wildcards.table)]["group"]
+            wildcards.paper, TABLE_FILES[(wildcards.paper, wildcards.table)].group
         ),
-        code=lambda wildcards: TABLE_FILES[(wildcards.paper, wildcards.table)]["code"],
+        code=lambda wildcards: TABLE_FILES[(wildcards.paper, wildcards.table)].code,
     output:
         csv=f"{RESULTS}/figures/{{paper}}/{{table}}.csv",
         md=f"{RESULTS}/figures/{{paper}}/{{table}}.md",
@@ -29,7 +29,7 @@ rule table_files:
         table=one_of(by_paper(TABLE_FILES)),
     localrule: True
     run:
-        TABLE_FILES[(wildcards.paper, wildcards.table)]["write"](
+        TABLE_FILES[(wildcards.paper, wildcards.table)].write(
             input.data[0], output.csv, output.md
         )
 
@@ -85,7 +85,7 @@ rule cpu_figures:
         [
             x
             for (p, f), e in FIGURES.items()
-            if not e["gpu"]
+            if not e.gpu
             for x in figure_outputs(p, f) + [claim_file(p, f)]
         ],
 
@@ -95,7 +95,7 @@ rule gpu_figures:
         [
             x
             for (p, f), e in FIGURES.items()
-            if e["gpu"]
+            if e.gpu
             for x in figure_outputs(p, f) + [claim_file(p, f)]
         ],
 

@@ -1,17 +1,13 @@
 # What `all` and the paper aggregates (`maxmargin`, ...) build: every figure of the table, or under
-# the negative control only those it reaches (CONTROLLED_DATA, figures.smk).  Functions only; the
+# the negative control only those it reaches (Table.shown_figures).  Functions only; the
 # alias rules that use them are in figures.smk.
 
 
 def shown_figures():
     """The figures a run builds (``all``, the paper aggregates, the claims summary): every figure,
-    or under the negative control only those it applies to (CONTROLLED_DATA, figures.smk).
+    or under the negative control only those it reaches (attnbias.table: Table.shown_figures).
     """
-    return [
-        k
-        for k, entry in FIGURES.items()
-        if CONTROL == "none" or set(entry["data"]) & CONTROLLED_DATA
-    ]
+    return TABLE.shown_figures()
 
 
 def paper_targets(paper):
@@ -74,10 +70,10 @@ def gpu_note(wildcards):
     anything starts)."""
     sweep = SWEEPS[(wildcards.paper, wildcards.sweep)]
     local = not CLUSTER and (DRY_RUN or workflow.local_exec)
-    wanted = sweep["gpu"] and config["accelerator"] != "cpu"
+    wanted = sweep.gpu and config["accelerator"] != "cpu"
     if wanted and local and MAIN_PROCESS and not _GPU_NOTED and not hints.local_cuda():
         _GPU_NOTED.append(True)
-        hours = max(s["resources"]["runtime"] for s in SWEEPS.values() if s["gpu"]) / 60
+        hours = max(s.resources["runtime"] for s in SWEEPS.values() if s.gpu) / 60
         print(
             "Note: no CUDA GPU on this machine, so the paper preset's training jobs (rule "
             f"train, gpu=1, time limits up to {hours:g} h a run on a GPU) would run on its "
@@ -113,78 +109,6 @@ AGGREGATES = {
 }
 
 
-def figure_table():
-    """One row per registered figure: what building it takes in this preset (its computation
-    jobs; the training runs, their jobs, device and time limit per run; copied results; hub
-    downloads), read from the figure table, the groups its data are computed from included.
-    `python -m attnbias.figures` tabulates it.
-    """
-    from attnbias.figures import caption_line
-
-    def as_list(v):
-        return [str(x) for x in (v if isinstance(v, list) else [v]) if x]
-
-    def add(row, paper, group, seen):
-        key = (paper, group)
-        if key in seen:
-            return
-        seen.add(key)
-        inputs = {}
-        if key in COMPUTES:
-            c = COMPUTES[key]
-            row["gpu_jobs" if c["gpu"] else "cpu_jobs"] += 1
-            owner = STAGE_OWNER.get(key)
-            if owner is not None and (paper, owner, "stages") not in seen:
-                seen.add((paper, owner, "stages"))
-                row["cpu_jobs"] += 1 + (STAGES[(paper, owner)]["svm"] is not None)
-            inputs = c["inputs"]
-        elif key in GATHERS:
-            name = GATHERS[key]["sweep"]
-            s = SWEEPS[(paper, name)]
-            if (paper, name, "sweep") not in seen:
-                seen.add((paper, name, "sweep"))
-                row["sweeps"].append(
-                    dict(
-                        sweep=f"{paper}/{name}",
-                        runs=len(s["points"]),
-                        jobs=len(s["batches"]),
-                        gpu=s["gpu"],
-                        run_minutes=s["resources"]["runtime"],
-                    )
-                )
-            inputs = s["inputs"]
-        elif key in PRECOMPUTED_GROUPS:
-            row["precomputed"] += 1
-        for v in inputs.values():
-            for f in as_list(v):
-                if f.startswith("results/downloads/"):
-                    row["downloads"].add(f)
-                m = re.search(r"\bdata/(\w+)/(\w+)\.csv$", f)
-                if m:  # computed from another group's plot-ready data
-                    add(row, m[1], m[2], seen)
-
-    rows = []
-    for (paper, fig), entry in FIGURES.items():
-        row = dict(
-            target=f"{paper}_{fig}",
-            paper=paper,
-            figure=fig,
-            description=caption_line(workflow.basedir, paper, fig),
-            gpu_figures=entry["gpu"],
-            cpu_jobs=0,
-            gpu_jobs=0,
-            sweeps=[],
-            precomputed=0,
-            downloads=set(),
-        )
-        seen = set()
-        for f in entry["data"]:
-            if f.endswith(".csv"):
-                add(row, paper, Path(f).stem, seen)
-        rows.append(dict(row, downloads=len(row["downloads"])))
-    return rows
-
-
 def finish_targets():
     """Called at the end of the Snakefile, once every rule exists.  It labels the named targets
     for `snakemake --list-target-rules`, writes the figure table where `python -m attnbias.figures`
@@ -194,6 +118,7 @@ def finish_targets():
     import os
 
     from attnbias.figures import TABLE_VAR, caption_line
+    from attnbias.table.costs import figure_rows
 
     for paper, fig in FIGURES:
         workflow.get_rule(f"{paper}_{fig}").docstring = caption_line(
@@ -203,7 +128,9 @@ def finish_targets():
         if name in workflow._rules:
             workflow.get_rule(name).docstring = text
     if os.environ.get(TABLE_VAR):
-        Path(os.environ[TABLE_VAR]).write_text(json.dumps(figure_table(), indent=1))
+        Path(os.environ[TABLE_VAR]).write_text(
+            json.dumps(figure_rows(TABLE, caption_line), indent=1)
+        )
     if CLUSTER and DRY_RUN and MAIN_PROCESS:
         local = getattr(workflow, "_localrules", set())
         submitted = [r.name for r in workflow.rules if not (r.norun or r.name in local)]

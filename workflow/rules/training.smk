@@ -5,13 +5,13 @@
 
 
 # --- training: one job per batch of runs -----------------------------------------------------------
-# A batch is one point of a sweep (paper preset: one GPU job per run), or with register_sweep(batch=)
+# A batch is one point of a sweep (paper preset: one GPU job per run), or with Table.register_sweep(batch=)
 # a group of points run in turn by one process (quick preset: the start-up is shared).  Its output
 # is a folder holding its runs' files, <point>.{csv,json} (<point>_<table> for a run returning
 # several tables); a finished run of a killed batch keeps its tables under results/scratch/.
 
 
-# Under the negative control, a run the control does not change (register_sweep's
+# Under the negative control, a run the control does not change (Table.register_sweep's
 # ``control_shares``) is the uncontrolled run: the job reads it from the uncontrolled folder
 # (``shared``, built there by this rule with root=UNCONTROLLED if missing) and relabels it.
 
@@ -20,9 +20,9 @@ rule train:
     input:
         unpack(
             lambda wildcards: dict(
-                _sweep(wildcards)["inputs"],
+                job_inputs(_sweep(wildcards).inputs),
                 # (+ gpu_note: no file; a note when this machine has no CUDA, targets.smk)
-                code=_sweep(wildcards)["code"] + gpu_note(wildcards),
+                code=_sweep(wildcards).code + gpu_note(wildcards),
                 shared=shared_batches(wildcards),
             )
         ),
@@ -38,9 +38,9 @@ rule train:
         batch=one_of({f"{p}/{s}/": list(b) for (p, s), b in TRAIN_BATCHES.items()}),
     conda:
         "../../environment.yml"
-    threads: lambda wildcards: _sweep(wildcards)["resources"]["threads"]
+    threads: lambda wildcards: _sweep(wildcards).resources["threads"]
     resources:
-        gpu=lambda wildcards: 1 if _sweep(wildcards)["gpu"] else 0,
+        gpu=lambda wildcards: 1 if _sweep(wildcards).gpu else 0,
         gpu_mem_mb=train_resource("gpu_mem_mb"),
         cpus_per_gpu=train_resource("cpus_per_gpu"),
         mem_mb=train_resource("mem_mb", per_attempt=True),
@@ -48,7 +48,7 @@ rule train:
     params:
         func=entry_value(_sweep, "func"),
         runs=lambda wildcards: [
-            run_params(wildcards.paper, wildcards.sweep, p, wildcards.root)
+            TABLE.run_params(wildcards.paper, wildcards.sweep, p, wildcards.root)
             for p in _batch(wildcards)
         ],
         preset=SCALE,
@@ -80,7 +80,7 @@ rule gather:
         func=entry_value(_gather, "func"),
         # the file stems of the runs gathered, in order (found in the batches' folders)
         runs=entry_value(_gather, "runs"),
-        settings=lambda wildcards: with_control(_gather(wildcards)["settings"]),
+        settings=lambda wildcards: TABLE.with_control(_gather(wildcards).settings),
         preset=SCALE,
     script:
         "../../scripts/gather.py"
@@ -110,7 +110,7 @@ rule precomputed:
 
 
 # --- hub downloads -------------------------------------------------------------------------------
-# One rule for every hub download (the table DOWNLOADS, downloads.smk), a local rule (it runs on the
+# One rule for every hub download (the table DOWNLOADS: attnbias.table.downloads), a local rule (it runs on the
 # submit host: compute nodes often have no internet) writing the marker
 # results/downloads/{paper}/{name}.{csv,json}, shared by every results folder; the alias
 # `<paper>_download_<name>` (below) is the name the loaders' errors give.

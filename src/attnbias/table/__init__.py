@@ -1,13 +1,101 @@
 """The figure table: what the workflow builds, as typed Python entries.
 
-The Snakefile imports these entries and generates one job per entry from rules written once in
-``workflow/rules/``; the tests import them directly.  Nothing heavy is imported here: every
-Snakemake process (each run, dry run and cluster job) imports this package while it parses the
-workflow.  A function of ``attnbias.experiments`` is named by its dotted path under that package
+:func:`build_table` makes the table of one run from its configuration; the Snakefile builds it
+once per process and generates one job per entry from rules written once in ``workflow/rules/``;
+the tests build it the same way.  Nothing heavy is imported here: every Snakemake process (each
+run, dry run and cluster job) imports this package while it parses the workflow.  A function of
+``attnbias.experiments`` is named by its dotted path under that package
 (``"fastrates.synthetic.trajectories_fig2"``) and imported only by the job that runs it.
 
+* :mod:`attnbias.table.registry`: the entry kinds (:class:`~attnbias.table.registry.Figure`,
+  ``Compute``, ``Sweep``, ``Gather``, ``Download``, ``TableFiles``, ``Stages``) and
+  :class:`~attnbias.table.registry.Table`, which registers them and builds each run's settings.
 * :mod:`attnbias.table.stages`: the synthetic groups computed in three stages (instance, SVM,
   trajectories), and :func:`~attnbias.table.stages.run_stages`, the three in one call.
+* :mod:`attnbias.table.downloads`: hub downloads and local sources.
+* ``attnbias.table.<paper>``: each paper's entries (``register(table)``).
 
 This is the top layer of the package: no other package of ``attnbias`` imports it.
 """
+
+from __future__ import annotations
+
+import importlib
+
+from attnbias.table.registry import Table, TableError
+
+# The papers, in the order their entries are registered (the report's and `all`'s order)
+PAPER_MODULES = ("maxmargin", "fastrates", "nucnorm", "lowrank")
+
+
+def build_table(config: dict, *, basedir, results: str, uncontrolled: str, closures) -> Table:
+    """The figure table of the run ``config`` describes.
+
+    Parameters
+    ----------
+    config : dict
+        The run's validated configuration (defaults filled, seeds shifted).  Its local sources
+        are checked and expanded in place (:func:`attnbias.table.downloads.resolve_local_sources`).
+    basedir : str or Path
+        The repository.
+    results, uncontrolled : str
+        The run's results folder, and the same run's folder without the negative control.
+    closures : attnbias.closure.ClosureCache
+        The import closures making each job's ``code`` input.
+
+    Raises
+    ------
+    TableError
+        A setting the table cannot be built from (a missing local directory, a stage function
+        taking an unknown setting), naming its key.
+    """
+    from attnbias.table.downloads import resolve_local_sources
+
+    resolve_local_sources(config)
+    table = Table(
+        config, basedir=basedir, results=results, uncontrolled=uncontrolled, closures=closures
+    )
+    for paper in PAPER_MODULES:
+        importlib.import_module(f"attnbias.table.{paper}").register(table)
+    return table
+
+
+def load_table(root, scale: str | None = None, config: dict | None = None) -> Table:
+    """The figure table of a run outside Snakemake (tests, notebooks), as the workflow builds it:
+    the preset's configuration with ``config`` on top (``--config`` values, typed), validated
+    (:func:`attnbias.workflow.load_config`), compared with the reference run (an override's
+    folder), the negative control and the seed shift applied.  Writes nothing (the import
+    closures are computed, not cached).
+
+    Parameters
+    ----------
+    root : str or Path
+        The workflow's directory (the repository).
+    scale : str, optional
+        The preset (default: ``config.yaml``'s, quick).
+    config : dict, optional
+        Settings on top of the preset, e.g. ``{"control": "null"}`` or ``{"seed": 2}``.
+    """
+    import os
+
+    from attnbias.closure import ClosureCache
+    from attnbias.layout import compare_with_reference, results_root
+    from attnbias.workflow import load_config, shift_seeds
+
+    cfg = load_config(root, scale=scale, config=config)
+    cfg["control"] = "null" if cfg["control"] is None else cfg["control"]
+    _, override = compare_with_reference(cfg, root)
+    if cfg["seed"]:
+        for paper in PAPER_MODULES:
+            cfg[paper] = shift_seeds(cfg[paper], cfg["seed"])
+    folder = lambda control: results_root(cfg["scale"], control, cfg["seed"], override)  # noqa: E731
+    return build_table(
+        cfg,
+        basedir=root,
+        results=folder(cfg["control"]),
+        uncontrolled=folder("none"),
+        closures=ClosureCache(root, os.devnull),
+    )
+
+
+__all__ = ["PAPER_MODULES", "Table", "TableError", "build_table", "load_table"]

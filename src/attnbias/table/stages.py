@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attnbias.closure import function_parameters
+from attnbias.table.registry import Stage, Stages, Table, TableError
 
 
 @dataclass(frozen=True)
@@ -188,3 +189,40 @@ def run_stages(paper: str, group: str, settings: dict):
     if svm is not None:
         solution, _ = resolve("attnbias.experiments", entry.svm_func)(instance, **svm)
     return resolve("attnbias.experiments", entry.trajectories_func)(instance, solution, **settings)
+
+
+def register_staged_groups(table: Table, paper: str) -> None:
+    """Register ``paper``'s staged groups in ``table``: for each, its stages (``table.stages``:
+    the `instance` and `svm` jobs, given only their own settings, so a GD setting reruns the
+    trajectories only) and the `compute` job of its trajectories, given every setting.  A group
+    drawn from another's data (``data_of``) with the same data and SVM settings reads that
+    group's stage files (``table.stage_owner``)."""
+    for group in (g for g in STAGED_GROUPS if g.paper == paper):
+        name, settings = group.group, table.config[paper][group.group]
+        try:
+            data, svm = stage_settings(group, settings, table.basedir)
+        except ValueError as e:
+            raise TableError(str(e)) from None
+        entry = Stages(
+            instance=Stage(group.instance_func, data),
+            svm=None if svm is None else Stage(group.svm_func, svm),
+        )
+        owner = table.stage_owner.get((paper, group.data_of), name) if group.data_of else name
+        if owner != name and _without_code(table.stages[(paper, owner)]) != _without_code(entry):
+            owner = name
+        if owner == name:
+            for stage in (entry.instance, entry.svm):
+                if stage is not None:
+                    stage.code = table.experiment_code(stage.func)
+            table.stages[(paper, name)] = entry
+        table.stage_owner[(paper, name)] = owner
+        inputs = {"instance": table.stage_file(paper, owner, "instance")}
+        if svm is not None:
+            inputs["svm"] = table.stage_file(paper, owner, "svm")
+        table.register_compute(
+            paper, name, group.figures, group.trajectories_func, inputs=inputs, **group.resources
+        )
+
+
+def _without_code(entry: Stages) -> tuple:
+    return tuple(None if s is None else (s.func, s.settings) for s in (entry.instance, entry.svm))

@@ -98,7 +98,7 @@ def optimizer_config(
 
     ``control="null"`` (the negative control) removes the paper's mechanism, the adaptive step
     size: the SNGD and SPS slots run plain SGD with learning rate ``lr`` (the workflow gives them
-    SGD's grid then, workflow/rules/fastrates.smk) and the slot's ``momentum`` key (default 0,
+    SGD's grid then, attnbias.table.fastrates) and the slot's ``momentum`` key (default 0,
     SGD's setting in every preset); SGD and AdamW are unchanged."""
     s = dict(opt_settings)
     if check_control(control) == "null" and optimizer in ("sngd", "sps"):

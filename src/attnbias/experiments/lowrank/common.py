@@ -89,7 +89,7 @@ def decay_as_control_run(tables: dict, run: dict, key: str, column: str) -> dict
 
 
 def decay_sharing(key: str, column: str) -> tuple:
-    """A weight-decay sweep's pair for the workflow's ``register_sweep(control_shares=...)``:
+    """A weight-decay sweep's pair for the figure table's ``control_shares``:
     ``control_trains(run)`` (:func:`decay_control_trains`) and ``as_control_run(tables, run)``
     (:func:`decay_as_control_run`) for the point key ``key`` of its swept decay and the table
     column ``column`` that labels it."""

@@ -392,5 +392,5 @@ def gather_lm(
 
 
 # Under the negative control every λ_SA trains as λ_SA = 0: the workflow trains that run
-# once and relabels it (register_sweep's control_shares; .common.decay_sharing).
+# once and relabels it (attnbias.table: the sweep's control_shares; .common.decay_sharing).
 control_trains, as_control_run = decay_sharing("sa", "lam_sa")

@@ -292,5 +292,5 @@ def gather_vit(parts: list[str], preset: str, solved_acc: float, control: str = 
 
 
 # Under the negative control every λ_attn trains as λ_attn = 0: the workflow trains that run
-# once and relabels it (register_sweep's control_shares; .common.decay_sharing).
+# once and relabels it (attnbias.table: the sweep's control_shares; .common.decay_sharing).
 control_trains, as_control_run = decay_sharing("attn", "lam_attn")
