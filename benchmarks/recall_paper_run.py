@@ -47,7 +47,6 @@ import datetime
 import hashlib
 import json
 import logging
-import math
 import os
 import platform
 import statistics
@@ -226,11 +225,11 @@ def main(argv=None) -> int:
         ckpt = ckpt_dir / ("fig2_" + "_".join(run_label(*p) for p in todo)[:150] + ".pt")
         if ckpt.exists():
             state = torch.load(ckpt, map_location="cpu", weights_only=False)
-            prov["resumed_from_epoch"] = state.get("row", state.get("epoch"))  # ("epoch": older)
+            prov["resumed_from_row"] = state.get("row", state.get("epoch"))  # ("epoch": older)
         stamps: list[float] = []
         budget = None if args.max_seconds is None else args.max_seconds - args.reserve_seconds
 
-        def stop(epoch):
+        def stop(step):
             if use_cuda:
                 torch.cuda.synchronize()
             stamps.append(time.monotonic())
@@ -247,14 +246,13 @@ def main(argv=None) -> int:
         except Paused as p:
             tables, status = None, f"paused at step {p.step}"
         prov["train_wall_s"] = time.monotonic() - t_train
-        chunk = math.gcd(settings.log_every, settings.steps)  # updates per engine epoch
-        epochs = np.diff(stamps)  # epoch 2 on (the first epoch warms up)
-        if len(epochs):
-            per = statistics.median(epochs) / chunk
+        chunk = settings.log_every  # updates per engine row
+        rows = np.diff(stamps)  # row 2 on (the first row warms up)
+        if len(rows):
+            per = statistics.median(rows) / chunk
             prov["seconds_per_update"] = per
-            prov["timing"] = (f"median epoch of {chunk} updates (and a metrics pass of every run "
-                              f"each {settings.log_every} updates) over the {len(epochs)} epochs "
-                              "after the first")  # fmt: skip
+            prov["timing"] = (f"median row of {chunk} updates (and a metrics pass of every run) "
+                              f"over the {len(rows)} rows after the first")  # fmt: skip
             prov["predicted_train_s_at_preset_steps"] = per * paper_block(None)["steps"]
             log.info("seconds per update (R = %d, metrics included): %.4f; %d preset steps: "
                      "%.0f s of training", len(todo), per, paper_block(None)["steps"],

@@ -85,7 +85,7 @@ def test_a_paused_production_resumes_to_the_same_table(whole, tmp_path):
     assert list((out / "checkpoint").glob("*.pt"))
     assert _run("--out", out) == 0
     prov = json.loads((out / "production.json").read_text())
-    assert prov["resumed_from_epoch"] == 1 and prov["status"] == "finished"
+    assert prov["resumed_from_row"] == 1 and prov["status"] == "finished"
     assert (out / "fig2.csv").read_bytes() == (whole / "fig2.csv").read_bytes()
     assert not list((out / "checkpoint").glob("*.pt"))  # dropped once the runs' files are safe
 

@@ -154,9 +154,9 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
     torch.set_num_threads(1)
     full = [df for df, _ in batched[0]]
     ckpt = tmp_path / "ckpt.pt"
-    # a budget: stop after epoch 1 (10 updates); the checkpoint is saved there
+    # a budget: stop after the first row (10 updates); the checkpoint is saved there
     with pytest.raises(recall.Paused) as paused:
-        recall.train_recall_runs(SETTINGS, POINTS, checkpoint=ckpt, stop=lambda epoch: epoch >= 1)
+        recall.train_recall_runs(SETTINGS, POINTS, checkpoint=ckpt, stop=lambda step: step >= 10)
     assert paused.value.step == 10
     assert torch.load(ckpt, weights_only=False)["row"] == 1
     # killed at step 20 while logging: the checkpoint of step 10 stays
@@ -185,4 +185,4 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
     assert torch.load(ckpt, weights_only=False)["row"] == 3
     with pytest.raises(recall.Paused):
         recall.train_recall_runs(SETTINGS, [(0.0, 0), (0.5, 1), (3.0, 5)], checkpoint=ckpt,
-                                 stop=lambda epoch: epoch >= 1)  # fmt: skip
+                                 stop=lambda step: step >= 10)  # fmt: skip

@@ -11,7 +11,6 @@ Decay λ acts on W_Q, W_K, W_V and P only (decoupled: θ ← θ − lr·λ·θ, 
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -119,13 +118,13 @@ def train_recall_runs(
     in order: the same table as :func:`train_recall` of that point (which is this function for
     one point), up to float32 rounding.
 
-    The engine ends an "epoch" every gcd(log_every, steps) updates; the checkpoint (every run
-    together) is saved every ``checkpoint_every`` updates (default ``log_every``, rounded to
-    whole epochs), so a killed job resumes from ``checkpoint`` with the same result.  ``stop(
-    epoch)``, asked after each epoch, may end training early (a time budget): the checkpoint is
-    saved and :class:`Paused` raised.  ``data_workers``: threads drawing the next updates'
-    batches while the GPU trains; ``metric_workers``: threads computing the runs' metrics, while
-    training goes on (both change no number).
+    The engine counts the run in steps: a row every ``log_every`` updates and after the last;
+    the checkpoint (every run together) is saved at the first row end at or after each multiple
+    of ``checkpoint_every`` updates (default ``log_every``), so a killed job resumes from
+    ``checkpoint`` with the same result.  ``stop(step)``, asked after each row, may end training
+    early (a time budget): the checkpoint is saved and :class:`Paused` raised.  ``data_workers``:
+    threads drawing the next updates' batches while the GPU trains; ``metric_workers``: threads
+    computing the runs' metrics, while training goes on (both change no number).
 
     ``control="null"`` (the negative control of ``--config control=null``) trains with λ = 0 on
     the attention matrices whatever ``lam`` says; ``lam`` stays the run's label (its column and
@@ -155,7 +154,6 @@ def train_recall_runs(
     model = RecallRuns(models).to(dev)
     del models
     spectra = set(int(i) for i in s.spectra_at) | {s.steps}
-    chunk = math.gcd(int(s.log_every), int(s.steps))
     every = int(checkpoint_every or s.log_every)
     batches = RecallBatches(task, s.batch, seeds, workers=data_workers)
     pool = collector = None
@@ -205,11 +203,8 @@ def train_recall_runs(
             rows, future = pending.pop(0)
             rows[:] = future.result()
 
-    def on_epoch_end(m, epoch):
-        step = epoch * chunk
+    def on_row_end(m, step):
         settle(False)
-        if step % s.log_every and step != s.steps:
-            return {"step": step}
         with torch.no_grad():
             losses = run_losses(m, {k: v.to(dev) for k, v in batch_fn(step).items()})
             if collector is None:
@@ -222,24 +217,27 @@ def train_recall_runs(
         pending.append((rows, collector.submit(step_rows, step, losses, attn)))
         return {"step": step, "rows": rows}
 
-    def halt(epoch) -> bool:
-        """``stop``, after filling every logged step's rows where a checkpoint follows."""
-        stopping = bool(stop(epoch)) if stop is not None else False
-        saved = checkpoint is not None and (epoch % cfg.ckpt_every == 0 or epoch == cfg.epochs)
+    def halt(step) -> bool:
+        """``stop``, after filling every logged step's rows where a checkpoint follows (the
+        engine's rule: the first row end at or after each multiple of ``every``, and the last)."""
+        stopping = bool(stop(step)) if stop is not None else False
+        previous = (step - 1) // s.log_every * s.log_every  # the row end before this one
+        due = step // every > previous // every or step == s.steps
+        saved = checkpoint is not None and due
         if stopping or saved:
             settle(True)
         return stopping
 
     cfg = TrainConfig(
-        epochs=s.steps // chunk,
+        steps=int(s.steps),
+        eval_every=int(s.log_every),
         batch_size=s.batch,
         lr=s.lr,
         optimizer="adamw_runs",
         weight_decay=0.0,
         seed=seeds[0],
-        steps_per_epoch=chunk,
         bf16=False,
-        ckpt_every=max(1, round(every / chunk)),
+        ckpt_every=every,
         extra={"betas": tuple(s.betas), "eps": s.eps},
         runs=[[lam, seed] for lam, seed in zip(lams_used, seeds, strict=True)],
     )
@@ -252,7 +250,7 @@ def train_recall_runs(
             dev,
             checkpoint=checkpoint,
             metrics_log=metrics_log,
-            on_epoch_end=on_epoch_end,
+            on_epoch_end=on_row_end,
             param_groups=model.param_groups(lams_used),
             image_key=None,
             progress=False,
@@ -265,8 +263,8 @@ def train_recall_runs(
         for executor in (collector, pool):
             if executor is not None:
                 executor.shutdown(cancel_futures=True)
-    if history[-1]["epoch"] < cfg.epochs:
-        raise Paused(history[-1]["epoch"] * chunk, checkpoint)
+    if history[-1]["step"] < s.steps:
+        raise Paused(history[-1]["step"], checkpoint)
     correct = np.zeros(n_runs, dtype=np.int64)
     model.eval()
     with torch.no_grad():
@@ -316,7 +314,7 @@ def train_recall_runs(
             "settings": s.record(),
             "engine": {
                 "loop": "attnbias.train.fit (online batch_fn)",
-                "steps_per_epoch": chunk,
+                "eval_every": int(s.log_every),
                 # runs trained side by side in one model (attnbias.models.recall.RecallRuns);
                 # wall_s is theirs together
                 "runs_together": n_runs,
@@ -344,8 +342,8 @@ def train_recall(
     (and at the last) the per-head rank/balance metrics of KQ and PV are logged together with the
     cross-entropy of the batch of that step under the current weights (spectra at ``spectra_at``
     and at the end); the final accuracy is measured on ``eval_samples`` fresh samples.  The engine
-    ends an "epoch" every gcd(log_every, steps) updates, which is also the checkpoint interval, so a
-    killed run resumes from ``checkpoint`` with the same result.
+    counts the run in steps, a row (and a checkpoint) every ``log_every`` updates, so a killed run
+    resumes from ``checkpoint`` with the same result.
 
     ``control="null"`` (the negative control of ``--config control=null``) trains with λ = 0 on
     the attention matrices whatever ``lam`` says; ``lam`` stays the run's label (its column and
@@ -428,5 +426,5 @@ def gather_fig2(
 
 
 # Under the negative control every λ trains as λ = 0: the workflow trains that run
-# once and relabels it (register_sweep's control_shares; .common.decay_sharing).
+# once and relabels it (attnbias.table: the sweep's control_shares; .common.decay_sharing).
 control_trains, as_control_run = decay_sharing("lam", "lam")
