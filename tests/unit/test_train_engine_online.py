@@ -356,12 +356,13 @@ def test_recall_on_the_engine_reproduces_the_reference_loop(tmp_path):
     got = df.groupby("step").train_loss.first()
     assert list(got.index) == [s for s, _ in logged]
     np.testing.assert_allclose(got.to_numpy(), [v for _, v in logged], rtol=1e-6)
-    assert meta["engine"]["steps_per_epoch"] == 10
+    assert meta["engine"]["eval_every"] == 10  # a row every log_every updates
 
 
 def test_recall_logs_uneven_steps_and_resumes(tmp_path, monkeypatch):
-    """steps = 45, log_every = 10: epochs of gcd = 5 updates; rows at 0, 10, …, 40 and at 45.
-    A run killed half-way resumes from its checkpoint and ends with the same table."""
+    """steps = 45, log_every = 10: a run counted in steps, rows at 0, 10, …, 40 and at 45 (a last
+    row of 5 updates).  A run killed half-way resumes from its checkpoint and ends with the same
+    table."""
     from attnbias.experiments.lowrank import recall as lr
 
     torch.set_num_threads(1)
@@ -381,8 +382,7 @@ def test_recall_logs_uneven_steps_and_resumes(tmp_path, monkeypatch):
     monkeypatch.setattr(lr, "head_rows", dying)
     with pytest.raises(KeyboardInterrupt):
         lr.train_recall(cfg, lam=0.5, seed=1, checkpoint=ckpt)
-    assert (
-        torch.load(ckpt, weights_only=False)["row"] == 4
-    )  # step 20 = epoch 4 of 9 (ckpt every 2 epochs)
+    # killed while logging step 30 (row 3 of 5): the checkpoint of step 20 (row 2) stays
+    assert torch.load(ckpt, weights_only=False)["row"] == 2
     resumed, meta = lr.train_recall(cfg, lam=0.5, seed=1, checkpoint=ckpt)
     pd.testing.assert_frame_equal(resumed, full)
