@@ -104,19 +104,23 @@ def _benchmarks(results: Path) -> list[tuple]:
 
 
 def _families(rows, total_cpu: float | None = None) -> None:
-    """CPU time per rule family (the rule name of a benchmark file; plots and claims are pooled as
-    ``<paper> plots`` / ``<paper> claims``); with ``total_cpu`` (every process of the run), the rest
-    is the jobs without benchmark files (downloads, the summary) plus Snakemake itself."""
+    """CPU time per rule family (a job's log is logs/<rule>/<paper>/<name>[/<batch>]: computations
+    and gathers per group, training per sweep; plots and claims are pooled as ``<paper> plots`` /
+    ``<paper> claims``); with ``total_cpu`` (every process of the run), the rest is the jobs
+    without benchmark files (downloads, the summary) plus Snakemake itself."""
     fam: dict = {}
     for name, s, _, cpu in rows:
-        rule = name.split("/")[0]
-        paper = rule.split("_")[0]
-        if "/" not in name and "_check_" in rule:
-            rule = f"{paper} claims"
-        elif "/" not in name and ("_instance_" in rule or "_svm_" in rule):
-            rule = f"{paper} instance and svm stages"
-        elif "/" not in name and not any(k in rule for k in ("_compute_", "_gather_", "_train")):
-            rule = f"{paper} plots and summaries"
+        parts = name.split("/")
+        if len(parts) < 3:  # a job of no table entry (the claims summary, ...)
+            rule = f"{parts[0].split('_')[0]} plots and summaries"
+        elif parts[0] == "check":
+            rule = f"{parts[1]} claims"
+        elif parts[0] in ("instance", "svm"):
+            rule = f"{parts[1]} instance and svm stages"
+        elif parts[0] in ("compute", "gather", "precomputed", "train"):
+            rule = f"{parts[1]}_{parts[0]}_{parts[2]}"
+        else:
+            rule = f"{parts[1]} plots and summaries"
         f = fam.setdefault(rule, [0, 0.0, 0.0])
         f[0] += 1
         f[1] += s

@@ -167,10 +167,10 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
     # a run the control does not change is the default run's, relabelled (Table.register_sweep's
     # control_shares); the control trains only the others
     trained, relabelled = set(), set()
-    for f in (d / "results" / "control-null" / "logs").glob("*_train/*.log"):
-        text = f.read_text()
-        trained |= {(f.parent.name, r) for r in re.findall(r"run (\S+): training", text)}
-        relabelled |= {(f.parent.name, r) for r in re.findall(r"run (\S+): the uncontrolled", text)}
+    for f in (d / "results" / "control-null" / "logs" / "train").glob("*/*/*.log"):
+        text, sweep = f.read_text(), f"{f.parts[-3]}_{f.parts[-2]}_train"  # logs/train/<p>/<s>/
+        trained |= {(sweep, r) for r in re.findall(r"run (\S+): training", text)}
+        relabelled |= {(sweep, r) for r in re.findall(r"run (\S+): the uncontrolled", text)}
     assert trained == CONTROL_TRAINS, trained ^ CONTROL_TRAINS
     runs = {(f"{f.parts[-4]}_{f.parts[-3]}_train", f.stem)  # (the ViT's one run writes 3 files)
             for f in (d / "results" / "control-null" / "data").glob("[fl]*/*/*/*.csv")}  # fmt: skip

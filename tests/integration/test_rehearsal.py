@@ -24,16 +24,16 @@ FIGURES = {
     "lowrank": ["fig2", "fig3", "figC", "table1", "fig4", "figB"],
 }
 TARGETS = ["gpu_figures", "fastrates_fig6", "lowrank_fig4", "lowrank_figB"]
-# the training sweeps: the benchmark folders results/paper/benchmarks/<paper>_<sweep>_train/ of
+# the training sweeps: the benchmark folders results/paper/benchmarks/train/<paper>/<sweep>/ of
 # their runs (one job of rule `train` per run in the paper preset, maxmargin's ViT included)
 TRAIN_SWEEPS = [
-    "maxmargin_vit_train",
-    "fastrates_fig1_train",
-    "fastrates_fig4_train",
-    "fastrates_fig7_train",
-    "lowrank_fig2_train",
-    "lowrank_lm_train",
-    "lowrank_vit_train",
+    "maxmargin/vit",
+    "fastrates/fig1",
+    "fastrates/fig4",
+    "fastrates/fig7",
+    "lowrank/fig2",
+    "lowrank/lm",
+    "lowrank/vit",
 ]
 # the hub repository each figure's data come from in the paper preset
 SOURCES = {
@@ -96,7 +96,7 @@ def test_every_paper_training_rule_ran(rehearsal):
     out = d / "results" / "paper"
     assert "precomputed" not in " ".join(re.findall(r"^(?:local)?rule (\w+):", log, re.M))
     for sweep in TRAIN_SWEEPS:
-        runs = list((out / "benchmarks" / sweep).glob("*.tsv"))
+        runs = list((out / "benchmarks" / "train" / sweep).glob("*.tsv"))
         assert runs, f"{sweep} did not run"
     tokens = json.loads((d / "results/downloads/lowrank/pile/tokens.json").read_text())
     assert tokens["tokens"]["train"] > 0 and "pile-uncopyrighted" in tokens["source"]

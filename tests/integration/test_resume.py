@@ -71,7 +71,7 @@ def test_sigkill_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
     assert snakemake_cmd("--unlock", *args[2:], cwd=killed).returncode == 0
     res = snakemake_cmd(*args, "--rerun-incomplete", cwd=killed, timeout=900)
     assert res.returncode == 0, res.stderr[-4000:]
-    log = (killed / "results/logs/maxmargin_vit_train/seed0.log").read_text()
+    log = (killed / "results/logs/train/maxmargin/vit/seed0.log").read_text()
     assert f"resumed from {CKPT} at epoch {epoch_at_kill}" in log
     assert not (killed / CKPT).exists()  # a finished run's checkpoint is dropped (no stale resume)
 
@@ -94,7 +94,7 @@ def test_a_batched_job_killed_at_its_second_run_keeps_the_first(tmp_path):
     assert snakemake_cmd("--unlock", *args[2:], cwd=d).returncode == 0
     res = snakemake_cmd(*args, "--rerun-incomplete", cwd=d, timeout=900)
     assert res.returncode == 0, res.stderr[-4000:]
-    log = (d / "results/logs/fastrates_fig7_train/optsgd.log").read_text()
+    log = (d / "results/logs/train/fastrates/fig7/optsgd.log").read_text()
     assert log.count("reused the finished run's tables") == 1
     assert log.count("training fastrates.train_image") == 2
     pd.testing.assert_frame_equal(

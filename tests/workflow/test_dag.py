@@ -242,7 +242,7 @@ def test_one_seed_table1_is_valid(tmp_path):
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
     # an override of the paper preset: its own folder, named after the difference
     logs = "results/paper/custom/lowrank.table1.seeds-0/logs"
-    assert ran(res, "gather") and f"{logs}/lowrank_gather_table1.log" in res.stdout
+    assert ran(res, "gather") and f"{logs}/gather/lowrank/table1.log" in res.stdout
 
 
 def test_nested_config_override_is_typed_by_the_schema():

@@ -28,7 +28,7 @@ PRODUCTS = ["results/figures/maxmargin/fig1c.pdf", "results/claims/maxmargin/fig
 # the plain runs after it use the default config, under which the interrupted data is missing
 # (SIGINT) or stale (SIGKILL).
 SLOW = {"maxmargin": {"fig1": {"steps": 10000}}}
-LOG = "results/logs/maxmargin_compute_fig1.log"
+LOG = "results/logs/compute/maxmargin/fig1.log"
 
 
 def nothing_to_do(checkout) -> bool:

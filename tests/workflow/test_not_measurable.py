@@ -35,4 +35,4 @@ def test_too_few_steps_are_recorded_as_not_measurable_not_a_crash(tmp_path):
     assert is_not_measurable(doc), doc
     assert "zero-size array" in doc["claims"][0]["value"]
     assert (out / "figures/maxmargin/fig1c.pdf").stat().st_size > 1000
-    assert "cannot be measured" in (out / "logs/maxmargin_check_fig1c.log").read_text()
+    assert "cannot be measured" in (out / "logs/check/maxmargin/fig1c.log").read_text()

@@ -29,7 +29,7 @@ def test_download_rule_offline_fails_at_once_with_one_attempt(copy, tmp_path, mo
     elapsed = time.monotonic() - start
     assert res.returncode != 0
     out = res.stdout + res.stderr
-    log = (copy / "results" / "logs" / f"{rule}.log").read_text()
+    log = (copy / "results/logs/download/maxmargin/cifar10.log").read_text()
     assert "DatasetUnavailable" in log and "uoft-cs/cifar10" in log
     assert "Offline mode is on (HF_HUB_OFFLINE" in log and rule in log
     assert out.count("Error in rule download:") == 1, out[-3000:]  # one attempt, no retry
@@ -53,7 +53,7 @@ def test_unreachable_hub_fails_once_quickly(copy, tmp_path, monkeypatch):
     res = snakemake_cmd("--cores", "1", rule, "--config", "scale=paper", cwd=copy, timeout=300)
     elapsed = time.monotonic() - start
     assert res.returncode != 0
-    log = (copy / "results" / "logs" / f"{rule}.log").read_text()
+    log = (copy / "results/logs/download/fastrates/mnist.log").read_text()
     assert "The hub cannot be reached from this machine (http://127.0.0.1:9" in log
     assert "ylecun/mnist" in log and rule in log
     out = res.stdout + res.stderr

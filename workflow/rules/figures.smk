@@ -14,19 +14,21 @@ wildcard_constraints:
 
 # --- the stages of a synthetic group: instance -> svm -> compute --------------------------------
 # Each writes an .npz (attnbias.io.save_arrays) read by the next; the table entry
-# (attnbias.table.stages) names the functions; their signatures say
-# which settings each stage takes.
+# (attnbias.table.stages) names the functions; their signatures say which settings each stage
+# takes.  Every rule's wildcard `entry` is its table key written as a path, "<paper>/<name>"
+# (key_constraint, inputs.smk): the path says which entry made it, so the rules that write
+# plot-ready data (`compute`, `gather`, `precomputed`) each match exactly their own entries.
 
 
 rule instance:
     input:
         code=entry_value(_instance, "code"),
     output:
-        npz=f"{RESULTS}/stages/{{paper}}/{{group}}.instance.npz",
+        npz=f"{RESULTS}/stages/{{entry}}.instance.npz",
     log:
-        f"{RESULTS}/logs/{{paper}}_instance_{{group}}.log",
+        f"{RESULTS}/logs/instance/{{entry}}.log",
     wildcard_constraints:
-        group=one_of(by_paper(STAGES)),
+        entry=key_constraint(STAGES),
     conda:
         "../../environment.yml"
     params:
@@ -39,14 +41,14 @@ rule instance:
 
 rule svm:
     input:
-        instance=f"{RESULTS}/stages/{{paper}}/{{group}}.instance.npz",
+        instance=f"{RESULTS}/stages/{{entry}}.instance.npz",
         code=entry_value(_svm, "code"),
     output:
-        npz=f"{RESULTS}/stages/{{paper}}/{{group}}.svm.npz",
+        npz=f"{RESULTS}/stages/{{entry}}.svm.npz",
     log:
-        f"{RESULTS}/logs/{{paper}}_svm_{{group}}.log",
+        f"{RESULTS}/logs/svm/{{entry}}.log",
     wildcard_constraints:
-        group=one_of(by_paper([k for k, s in STAGES.items() if s.svm])),
+        entry=key_constraint([k for k, s in STAGES.items() if s.svm]),
     conda:
         "../../environment.yml"
     params:
@@ -68,14 +70,14 @@ rule compute:
             )
         ),
     output:
-        csv=f"{RESULTS}/data/{{paper}}/{{group}}.csv",
-        meta=f"{RESULTS}/data/{{paper}}/{{group}}.json",
+        csv=f"{RESULTS}/data/{{entry}}.csv",
+        meta=f"{RESULTS}/data/{{entry}}.json",
     log:
-        f"{RESULTS}/logs/{{paper}}_compute_{{group}}.log",
+        f"{RESULTS}/logs/compute/{{entry}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/{{paper}}_compute_{{group}}.tsv"
+        f"{RESULTS}/benchmarks/compute/{{entry}}.tsv"
     wildcard_constraints:
-        group=one_of(by_paper(COMPUTES)),
+        entry=key_constraint(COMPUTES),
     conda:
         "../../environment.yml"
     threads: entry_value(_compute, "threads")
@@ -109,21 +111,21 @@ PLOT_CODE = {
 rule check:
     input:
         data=figure_data,
-        code=lambda wildcards: CHECK_CODE[(wildcards.paper, wildcards.fig)],
+        code=lambda wildcards: CHECK_CODE[entry_key(wildcards)],
     output:
-        claims=f"{RESULTS}/claims/{{paper}}/{{fig}}.json",
+        claims=f"{RESULTS}/claims/{{entry}}.json",
     log:
-        f"{RESULTS}/logs/{{paper}}_check_{{fig}}.log",
+        f"{RESULTS}/logs/check/{{entry}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/{{paper}}_check_{{fig}}.tsv"
+        f"{RESULTS}/benchmarks/check/{{entry}}.tsv"
     wildcard_constraints:
-        fig=one_of(by_paper(FIGURES)),
+        entry=key_constraint(FIGURES),
     localrule: True
     conda:
         "../../environment.yml"
     params:
-        paper="{paper}",
-        figure="{fig}",
+        paper=entry_part(0),
+        figure=entry_part(1),
     script:
         "../../scripts/check.py"
 
@@ -134,47 +136,50 @@ from attnbias.claims.landing import report_menu
 rule plot:
     input:
         data=figure_data,
-        claims=f"{RESULTS}/claims/{{paper}}/{{fig}}.json",
+        claims=f"{RESULTS}/claims/{{entry}}.json",
         # the caption file, if the figure has one; else none (the plot job takes the first
         # paragraph of its plotting function's docstring)
         caption=lambda wildcards: [
             p
-            for p in [f"workflow/report/{wildcards.paper}_{wildcards.fig}.rst"]
+            for p in ["workflow/report/{}_{}.rst".format(*entry_key(wildcards))]
             if (Path(workflow.basedir) / p).exists()
         ],
-        code=lambda wildcards: PLOT_CODE[(wildcards.paper, wildcards.fig)],
+        code=lambda wildcards: PLOT_CODE[entry_key(wildcards)],
     output:
-        pdf=f"{RESULTS}/figures/{{paper}}/{{fig}}.pdf",
+        pdf=f"{RESULTS}/figures/{{entry}}.pdf",
         png=report(
-            f"{RESULTS}/figures/{{paper}}/{{fig}}.png",
+            f"{RESULTS}/figures/{{entry}}.png",
             caption="../report/figure.rst",
-            category=lambda wildcards: PAPERS[wildcards.paper],
+            category=lambda wildcards: PAPERS[entry_key(wildcards)[0]],
             # "01 fig1a" … "19 fig10": the report's menu in reading order
             subcategory=lambda wildcards: report_menu(
-                wildcards.fig, [f for p, f in FIGURES if p == wildcards.paper]
+                entry_key(wildcards)[1],
+                [f for p, f in FIGURES if p == entry_key(wildcards)[0]],
             ),
-            labels={"paper": "{paper}", "figure": "{fig}"},
+            labels=lambda wildcards: dict(
+                zip(("paper", "figure"), entry_key(wildcards))
+            ),
         ),
-        caption=f"{RESULTS}/figures/{{paper}}/{{fig}}.rst",
+        caption=f"{RESULTS}/figures/{{entry}}.rst",
     log:
-        f"{RESULTS}/logs/{{paper}}_{{fig}}.log",
+        f"{RESULTS}/logs/plot/{{entry}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/{{paper}}_{{fig}}.tsv"
+        f"{RESULTS}/benchmarks/plot/{{entry}}.tsv"
     wildcard_constraints:
-        fig=one_of(by_paper(FIGURES)),
+        entry=key_constraint(FIGURES),
     localrule: True
     conda:
         "../../environment.yml"
     params:
-        paper="{paper}",
-        figure="{fig}",
+        paper=entry_part(0),
+        figure=entry_part(1),
         # the report's caption (workflow/report/figure.rst) shows this rendered caption
         report_caption=lambda wildcards: Path(
-            f"{RESULTS}/figures/{wildcards.paper}/{wildcards.fig}.rst"
+            f"{RESULTS}/figures/{wildcards.entry}.rst"
         ),
         # how its claims fared over seeds, once `snakemake robustness` has run (else absent)
         robustness_note=lambda wildcards: Path(
-            f"{RESULTS}/robustness/{wildcards.paper}.notes/{wildcards.fig}.rst"
+            "{}/robustness/{}.notes/{}.rst".format(RESULTS, *entry_key(wildcards))
         ),
     script:
         "../../scripts/plot.py"

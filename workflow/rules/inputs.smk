@@ -6,26 +6,24 @@
 from attnbias.workflow import entry_value
 
 
-def one_of(choices):
-    """A wildcard constraint allowing, after each prefix, only its values: ``{"maxmargin/":
-    ["fig1", "fig2"], ...}``.  Each branch is a fixed-width lookbehind on the text just before the
-    wildcard (e.g. the paper folder), so that `compute`, `gather` and `precomputed`, which write
-    the same kind of path, never claim each other's files.  No choice: matches nothing.
-    """
-    branches = [
-        f"(?<={re.escape(prefix)})(?:{'|'.join(re.escape(v) for v in sorted(values, key=len, reverse=True))})"
-        for prefix, values in sorted(choices.items())
-        if values
-    ]
-    return "|".join(branches) or "(?!)"
+def key_constraint(keys):
+    """The wildcard constraint of a rule's `entry`: exactly the keys of its table, each written as
+    a path ("maxmargin/fig1"; a training batch "lowrank/fig2/lam0"), longest first.  A path then
+    says which entry made it, and the rules writing the same kind of path (`compute`, `gather`,
+    `precomputed`: results/data/<paper>/<group>.csv) each match only their own.  No key: a
+    constraint that matches nothing."""
+    names = sorted({"/".join(map(str, k)) for k in keys}, key=len, reverse=True)
+    return "|".join(re.escape(n) for n in names) or r"[^\s\S]"
 
 
-def by_paper(keys, prefix="{paper}/"):
-    """``{(paper, x), ...}`` as :func:`one_of` choices keyed by ``prefix`` (formatted)."""
-    out = {}
-    for paper, x, *rest in keys:
-        out.setdefault(prefix.format(paper=paper, rest=rest), []).append(x)
-    return out
+def entry_key(wildcards):
+    """The table key a job's `entry` wildcard spells: "maxmargin/fig1" -> ("maxmargin", "fig1")."""
+    return tuple(wildcards.entry.split("/"))
+
+
+def entry_part(index):
+    """A params function: one part of the job's table key (0: the paper, 1: the name)."""
+    return lambda wildcards: entry_key(wildcards)[index]
 
 
 def attempt_value(value):
@@ -36,20 +34,21 @@ def attempt_value(value):
 
 
 def _compute(wildcards):
-    return COMPUTES[(wildcards.paper, wildcards.group)]
+    return COMPUTES[entry_key(wildcards)]
 
 
 def _sweep(wildcards):
-    return SWEEPS[(wildcards.paper, wildcards.sweep)]
+    """The sweep of a `train` job (its entry: <paper>/<sweep>/<batch>)."""
+    return SWEEPS[entry_key(wildcards)[:2]]
 
 
 def _gather(wildcards):
-    return GATHERS[(wildcards.paper, wildcards.group)]
+    return GATHERS[entry_key(wildcards)]
 
 
 def figure_data(wildcards):
     """The plot-ready files of a figure (its entry in the figure table)."""
-    return FIGURES[(wildcards.paper, wildcards.fig)].data
+    return FIGURES[entry_key(wildcards)].data
 
 
 def _instance(wildcards):
@@ -61,31 +60,29 @@ def _svm(wildcards):
 
 
 def _stage(wildcards, stage):
-    entry = getattr(STAGES[(wildcards.paper, wildcards.group)], stage)
+    entry = getattr(STAGES[entry_key(wildcards)], stage)
     if entry is None:
-        raise WorkflowError(f"{wildcards.paper} {wildcards.group} has no {stage} stage")
+        raise WorkflowError(f"{wildcards.entry} has no {stage} stage")
     return entry
 
 
 PRECOMPUTED = Path(workflow.basedir) / "workflow" / "precomputed"
 
 
-def precomputed_files(paper, group, names):
-    """Input function of a precomputed-copy rule: the committed files, or a clear error naming what
-    is missing (raised only when a requested target needs them)."""
-
-    def inputs(wildcards):
-        folder = PRECOMPUTED / paper / group
-        missing = [n for n in names if not (folder / n).exists()]
-        if missing:
-            raise WorkflowError(
-                f"gpu_results=precomputed, but no precomputed results are committed for "
-                f"{paper}/{group} (missing {', '.join(missing)} in {folder}/). Run with "
-                "gpu_results=compute on a GPU, or use the quick preset (scale=quick)."
-            )
-        return [str(folder / n) for n in names]
-
-    return inputs
+def precomputed_files(wildcards):
+    """The input function of `precomputed`: the committed files of its group, or a clear error
+    naming what is missing (raised only when a requested target needs them)."""
+    paper, group = entry_key(wildcards)
+    folder = PRECOMPUTED / paper / group
+    names = [f"{group}.csv", f"{group}.json"]
+    missing = [n for n in names if not (folder / n).exists()]
+    if missing:
+        raise WorkflowError(
+            f"gpu_results=precomputed, but no precomputed results are committed for "
+            f"{paper}/{group} (missing {', '.join(missing)} in {folder}/). Run with "
+            "gpu_results=compute on a GPU, or use the quick preset (scale=quick)."
+        )
+    return [str(folder / n) for n in names]
 
 
 def job_inputs(inputs):
@@ -102,8 +99,8 @@ def job_inputs(inputs):
 
 
 def _batch(wildcards):
-    """The points of the `train` job ``wildcards`` name (paper, sweep, batch)."""
-    return _sweep(wildcards).batches[wildcards.batch]
+    """The points of the `train` job ``wildcards`` name (<paper>/<sweep>/<batch>)."""
+    return _sweep(wildcards).batches[entry_key(wildcards)[2]]
 
 
 def shared_batches(wildcards):
@@ -111,9 +108,8 @@ def shared_batches(wildcards):
     (Table.shared_run; none outside the control)."""
     if wildcards.root != RESULTS:
         return []
-    runs = [
-        TABLE.shared_run(wildcards.paper, wildcards.sweep, p) for p in _batch(wildcards)
-    ]
+    paper, sweep, _ = entry_key(wildcards)
+    runs = [TABLE.shared_run(paper, sweep, p) for p in _batch(wildcards)]
     return sorted({r["folder"] for r in runs if r})
 
 
@@ -134,4 +130,4 @@ def train_resource(key, default=0, per_attempt=False, per_run=False):
 
 def _download(wildcards):
     """The table entry of a job of the rule `download`."""
-    return DOWNLOADS[(wildcards.paper, wildcards.name)]
+    return DOWNLOADS[entry_key(wildcards)]

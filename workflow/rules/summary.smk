@@ -17,19 +17,19 @@ LANDING_PAGES = [
 rule table_files:
     input:
         data=lambda wildcards: data_files(
-            wildcards.paper, TABLE_FILES[(wildcards.paper, wildcards.table)].group
+            entry_key(wildcards)[0], TABLE_FILES[entry_key(wildcards)].group
         ),
-        code=lambda wildcards: TABLE_FILES[(wildcards.paper, wildcards.table)].code,
+        code=lambda wildcards: TABLE_FILES[entry_key(wildcards)].code,
     output:
-        csv=f"{RESULTS}/figures/{{paper}}/{{table}}.csv",
-        md=f"{RESULTS}/figures/{{paper}}/{{table}}.md",
+        csv=f"{RESULTS}/figures/{{entry}}.csv",
+        md=f"{RESULTS}/figures/{{entry}}.md",
     log:
-        f"{RESULTS}/logs/{{paper}}_{{table}}_files.log",
+        f"{RESULTS}/logs/table_files/{{entry}}.log",
     wildcard_constraints:
-        table=one_of(by_paper(TABLE_FILES)),
+        entry=key_constraint(TABLE_FILES),
     localrule: True
     run:
-        TABLE_FILES[(wildcards.paper, wildcards.table)].write(
+        TABLE_FILES[entry_key(wildcards)].write(
             input.data[0], output.csv, output.md
         )
 

@@ -68,7 +68,7 @@ def gpu_note(wildcards):
     """No files: an input function of `train` that, the first time a job of a sweep needing a GPU
     is planned on a machine without CUDA outside a cluster run, says so (dry runs included, before
     anything starts)."""
-    sweep = SWEEPS[(wildcards.paper, wildcards.sweep)]
+    sweep = _sweep(wildcards)
     local = not CLUSTER and (DRY_RUN or workflow.local_exec)
     wanted = sweep.gpu and config["accelerator"] != "cpu"
     if wanted and local and MAIN_PROCESS and not _GPU_NOTED and not hints.local_cuda():

@@ -27,15 +27,17 @@ rule train:
             )
         ),
     output:
-        runs=directory("{root}/data/{paper}/{sweep}/{batch}"),
+        runs=directory("{root}/data/{entry}"),
     log:
-        "{root}/logs/{paper}_{sweep}_train/{batch}.log",
+        "{root}/logs/train/{entry}.log",
     benchmark:
-        "{root}/benchmarks/{paper}_{sweep}_train/{batch}.tsv"
+        "{root}/benchmarks/train/{entry}.tsv"
     wildcard_constraints:
         root="|".join(re.escape(r) for r in dict.fromkeys([RESULTS, UNCONTROLLED])),
-        sweep=one_of(by_paper(TRAIN_BATCHES)),
-        batch=one_of({f"{p}/{s}/": list(b) for (p, s), b in TRAIN_BATCHES.items()}),
+        # <paper>/<sweep>/<batch>
+        entry=key_constraint(
+            [(*k, b) for k, batches in TRAIN_BATCHES.items() for b in batches]
+        ),
     conda:
         "../../environment.yml"
     threads: lambda wildcards: _sweep(wildcards).resources["threads"]
@@ -48,7 +50,7 @@ rule train:
     params:
         func=entry_value(_sweep, "func"),
         runs=lambda wildcards: [
-            TABLE.run_params(wildcards.paper, wildcards.sweep, p, wildcards.root)
+            TABLE.run_params(*entry_key(wildcards)[:2], p, wildcards.root)
             for p in _batch(wildcards)
         ],
         preset=SCALE,
@@ -65,14 +67,14 @@ rule gather:
         code=entry_value(_gather, "code"),
         batches=entry_value(_gather, "batches"),
     output:
-        csv=f"{RESULTS}/data/{{paper}}/{{group}}.csv",
-        meta=f"{RESULTS}/data/{{paper}}/{{group}}.json",
+        csv=f"{RESULTS}/data/{{entry}}.csv",
+        meta=f"{RESULTS}/data/{{entry}}.json",
     log:
-        f"{RESULTS}/logs/{{paper}}_gather_{{group}}.log",
+        f"{RESULTS}/logs/gather/{{entry}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/{{paper}}_gather_{{group}}.tsv"
+        f"{RESULTS}/benchmarks/gather/{{entry}}.tsv"
     wildcard_constraints:
-        group=one_of(by_paper(GATHERS)),
+        entry=key_constraint(GATHERS),
     localrule: True
     conda:
         "../../environment.yml"
@@ -88,23 +90,19 @@ rule gather:
 
 rule precomputed:
     input:
-        lambda wildcards: precomputed_files(
-            wildcards.paper,
-            wildcards.group,
-            [f"{wildcards.group}.csv", f"{wildcards.group}.json"],
-        )(wildcards),
+        precomputed_files,
     output:
-        f"{RESULTS}/data/{{paper}}/{{group}}.csv",
-        f"{RESULTS}/data/{{paper}}/{{group}}.json",
+        f"{RESULTS}/data/{{entry}}.csv",
+        f"{RESULTS}/data/{{entry}}.json",
     log:
-        f"{RESULTS}/logs/{{paper}}_precomputed_{{group}}.log",
+        f"{RESULTS}/logs/precomputed/{{entry}}.log",
     wildcard_constraints:
-        group=one_of(by_paper(PRECOMPUTED_GROUPS)),
+        entry=key_constraint(PRECOMPUTED_GROUPS),
     localrule: True
     conda:
         "../../environment.yml"
     params:
-        folder=f"{RESULTS}/data/{{paper}}",
+        folder=lambda wildcards: f"{RESULTS}/data/{entry_key(wildcards)[0]}",
     shell:
         "cp {input} {params.folder}/ 2> {log}"
 
@@ -112,18 +110,18 @@ rule precomputed:
 # --- hub downloads -------------------------------------------------------------------------------
 # One rule for every hub download (the table DOWNLOADS: attnbias.table.downloads), a local rule (it runs on the
 # submit host: compute nodes often have no internet) writing the marker
-# results/downloads/{paper}/{name}.{csv,json}, shared by every results folder; the alias
+# results/downloads/<paper>/<name>.{csv,json}, shared by every results folder; the alias
 # `<paper>_download_<name>` (below) is the name the loaders' errors give.
 
 
 rule download:
     output:
-        csv="results/downloads/{paper}/{name}.csv",
-        meta="results/downloads/{paper}/{name}.json",
+        csv="results/downloads/{entry}.csv",
+        meta="results/downloads/{entry}.json",
     log:  # shared by every results folder, like the downloads
-        "results/logs/{paper}_download_{name}.log",
+        "results/logs/download/{entry}.log",
     wildcard_constraints:
-        name=one_of(by_paper(DOWNLOADS)),
+        entry=key_constraint(DOWNLOADS),
     # no retries: offline or with the hub unreachable a download cannot succeed, and its error is
     # shown once (online, fetch_assets tries a failed fetch again itself)
     retries: 0
@@ -140,7 +138,7 @@ rule download:
         hub=entry_value(_download, "hub"),
         prepares=entry_value(_download, "prepares"),
         preset=SCALE,
-        target=lambda wildcards: f"{wildcards.paper}_download_{wildcards.name}",
+        target=lambda wildcards: "{}_download_{}".format(*entry_key(wildcards)),
     script:
         "../../scripts/download.py"
 
