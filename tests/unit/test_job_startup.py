@@ -75,5 +75,5 @@ def test_a_real_plot_job_entry_point_imports_no_deep_learning_library(finished_f
     loaded = set(out.stdout.split())
     assert "attnbias.plotting.maxmargin" in loaded and "matplotlib.figure" in loaded
     assert not [m for m in HEAVY if m in loaded] and "matplotlib.pyplot" not in loaded
-    log = (run / "results" / "logs" / "maxmargin_fig1c.log").read_text()
+    log = (run / "results" / "logs" / "plot" / "maxmargin" / "fig1c.log").read_text()
     assert "start-up: " in log and "to attnbias.plotting.maxmargin.fig1c" in log
