@@ -44,6 +44,8 @@ def test_every_kind_of_entry_is_typed(quick):
     # every job's code input is computed from its imports and holds its function's module
     assert "src/attnbias/experiments/maxmargin/synthetic.py" in fig1.code
     assert "scripts/train.py" in quick.sweeps[("lowrank", "fig2")].code
+    # a table written beside its figure: the file defining its writer is part of its code
+    assert "src/attnbias/table/lowrank.py" in quick.table_files[("lowrank", "table1")].code
 
 
 def test_a_run_gets_its_block_without_the_sweep_keys_and_its_point(quick):

@@ -286,9 +286,11 @@ class Table:
 
     def register_table_files(self, paper, table, group, modules, write):
         """``<results>/figures/<paper>/<table>.{csv,md}`` from the plot-ready data of ``group``
-        (:class:`TableFiles`); ``modules`` (dotted, under attnbias) are what ``write`` runs."""
+        (:class:`TableFiles`); ``modules`` (dotted, under attnbias) are what ``write`` runs.  Its
+        code input is theirs and the file defining ``write`` (an edit of either reruns it)."""
+        here = "src/" + write.__module__.replace(".", "/") + ".py"  # (a module of attnbias)
         self.table_files[(paper, table)] = TableFiles(
-            group=group, code=self.module_code(*modules), write=write
+            group=group, code=sorted({*self.module_code(*modules), str(here)}), write=write
         )
 
     def register_sweep(
