@@ -7,10 +7,8 @@ import copy
 import functools
 import importlib
 import inspect
-import json
 import logging
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -228,66 +226,6 @@ def shift_seeds(settings, shift: int):
         else:
             out[key] = shift_seeds(value, shift)
     return out
-
-
-def _fingerprint(settings: dict) -> str:
-    from .io import jsonable
-
-    return json.dumps(jsonable(settings), sort_keys=True)
-
-
-def keep_finished_tables(folder, settings: dict, tables: dict, preset: str | None) -> None:
-    """Keep a finished run's tables ({name: (df, meta)}) in the undeclared ``folder`` until its
-    job is done, so that a batched job killed at a later run resumes after this one (Snakemake
-    deletes a killed job's declared outputs).  Written to a temporary folder and renamed, the
-    settings fingerprint last: a half-written folder is never read."""
-    from .io import save_data
-
-    folder = Path(folder)
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name, (df, meta) in tables.items():
-        save_data(df, meta, tmp / f"{name}.csv", preset=preset)
-    (tmp / "settings.json").write_text(_fingerprint(settings))
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(tmp, folder)
-
-
-def finished_tables(folder, settings: dict) -> dict | None:
-    """The tables :func:`keep_finished_tables` kept for a run with these ``settings``, or None
-    (nothing kept, or kept for other settings: the run trains again)."""
-    from .io import load_data
-
-    folder = Path(folder)
-    mark = folder / "settings.json"
-    if not mark.exists() or mark.read_text() != _fingerprint(settings):
-        return None
-    return {f.stem: load_data(f) for f in sorted(folder.glob("*.csv"))}
-
-
-def run_file(folder, label: str, table: str = "csv") -> Path:
-    """The CSV of a run's table in its `train` job's folder: ``<label>.csv`` for its one table
-    (``"csv"``), ``<label>_<table>.csv`` for each of several."""
-    return Path(folder) / (f"{label}.csv" if table == "csv" else f"{label}_{table}.csv")
-
-
-def run_files(folders, stems) -> list[str]:
-    """The CSVs named ``<stem>.csv`` in ``folders`` (the gathered `train` jobs' folders), in the
-    order of ``stems``; each must be in exactly one folder."""
-    out = []
-    for stem in stems:
-        found = [Path(f) / f"{stem}.csv" for f in folders if (Path(f) / f"{stem}.csv").exists()]
-        if len(found) != 1:
-            raise FileNotFoundError(f"run file {stem}.csv: found {found} in {list(folders)}")
-        out.append(str(found[0]))
-    return out
-
-
-def drop_run_state(checkpoint, finished) -> None:
-    """Remove a run's resume checkpoint and kept tables once its job's outputs are written."""
-    Path(checkpoint).unlink(missing_ok=True)
-    shutil.rmtree(finished, ignore_errors=True)
 
 
 # --- command-line config values, typed by the schema -------------------------------------------

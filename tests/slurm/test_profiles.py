@@ -101,7 +101,7 @@ def paper_jobs():
 def test_slurm_profile_covers_every_gpu_rule(paper_jobs):
     own, slurm = paper_jobs
     gpu_rules = {j["rule"] for j in own if resource_table.gpus(j["resources"]) > 0}
-    assert gpu_rules == {"train"}, gpu_rules
+    assert gpu_rules == {"train", "extend"}, gpu_rules
     prof = yaml.safe_load(PROFILES["slurm"].read_text())["set-resources"]
     missing = sorted(gpu_rules - set(prof))
     assert not missing, (

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from attnbias.io import save_data
-from attnbias.workflow import (
+from attnbias.runs import (
     drop_run_state,
     finished_tables,
     keep_finished_tables,

@@ -143,6 +143,8 @@ STAGES, STAGE_OWNER = TABLE.stages, TABLE.stage_owner
 GATHERS, PRECOMPUTED_GROUPS = TABLE.gathers(), TABLE.precomputed_groups()
 # (paper, sweep) -> {batch: points}: one `train` job per batch (a point, or a quick-preset group)
 TRAIN_BATCHES = {k: s.batches for k, s in TABLE.trained_sweeps().items()}
+# (paper, sweep, label) -> one `extend` job per grid widened at an edge (attnbias.table Extension)
+EXTENSIONS = TABLE.extensions()
 # the paths and code inputs the rules share
 data_files, figure_outputs, claim_file = (
     TABLE.data_files,

@@ -46,6 +46,11 @@ def _gather(wildcards):
     return GATHERS[entry_key(wildcards)]
 
 
+def _extension(wildcards):
+    """The grid an `extend` job widens (its entry: <paper>/<sweep>/<label>)."""
+    return EXTENSIONS[entry_key(wildcards)]
+
+
 def figure_data(wildcards):
     """The plot-ready files of a figure (its entry in the figure table)."""
     return FIGURES[entry_key(wildcards)].data
@@ -113,19 +118,37 @@ def shared_batches(wildcards):
     return sorted({r["folder"] for r in runs if r})
 
 
+def job_runs(wildcards):
+    """The most runs a `train` job (its batch) or an `extend` job (one side's candidates) trains."""
+    key = entry_key(wildcards)
+    if key in EXTENSIONS:
+        return max(len(c) for c in EXTENSIONS[key].candidates.values())
+    return len(_batch(wildcards))
+
+
 def train_resource(key, default=0, per_attempt=False, per_run=False):
-    """A `train` job's resource from its sweep's ``resources``: × the attempt (mem_mb, runtime:
-    retries get more) and × the number of runs in the batch (runtime)."""
+    """A `train` or `extend` job's resource from its sweep's ``resources``: × the attempt (mem_mb,
+    runtime: retries get more) and × the number of runs it trains (runtime)."""
 
     def value(wildcards, attempt):
         v = _sweep(wildcards).resources.get(key, default)
         return (
             v
             * (attempt if per_attempt else 1)
-            * (len(_batch(wildcards)) if per_run else 1)
+            * (job_runs(wildcards) if per_run else 1)
         )
 
     return value
+
+
+def extension_runs(wildcards):
+    """An `extend` job's candidate runs on each side ("down", "up"), as scripts/train.py takes
+    them (Table.run_params)."""
+    paper, sweep, _ = entry_key(wildcards)
+    return {
+        side: [TABLE.run_params(paper, sweep, p, RESULTS) for p in points]
+        for side, points in _extension(wildcards).candidates.items()
+    }
 
 
 def _download(wildcards):

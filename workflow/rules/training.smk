@@ -59,6 +59,53 @@ rule train:
         "../../scripts/train.py"
 
 
+# --- grids widened at an edge: one job per grid ----------------------------------------------------
+# A sweep registered with `extend` (attnbias.table Extension; fastrates Figs 1, 4, 7: each
+# optimiser's learning rates on every seed) gets one `extend` job per grid of three or more values:
+# it reads the grid's runs and, where the seed-mean choice sits at an edge, trains the value one step
+# beyond it on every seed into its folder (else nothing), recording what it did for the gather.
+
+
+rule extend:
+    input:
+        unpack(
+            lambda wildcards: dict(
+                job_inputs(_sweep(wildcards).inputs),
+                code=_extension(wildcards).code + gpu_note(wildcards),
+                batches=_extension(wildcards).batches,
+            )
+        ),
+    output:
+        runs=directory(f"{RESULTS}/data/{{entry}}"),
+    log:
+        f"{RESULTS}/logs/extend/{{entry}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/extend/{{entry}}.tsv"
+    wildcard_constraints:
+        entry=key_constraint(EXTENSIONS),
+    conda:
+        "../../environment.yml"
+    threads: lambda wildcards: _sweep(wildcards).resources["threads"]
+    resources:
+        gpu=lambda wildcards: 1 if _sweep(wildcards).gpu else 0,
+        gpu_mem_mb=train_resource("gpu_mem_mb"),
+        cpus_per_gpu=train_resource("cpus_per_gpu"),
+        mem_mb=train_resource("mem_mb", per_attempt=True),
+        runtime=train_resource("runtime", per_attempt=True, per_run=True),
+    params:
+        func=entry_value(_sweep, "func"),
+        judge=entry_value(_extension, "judge"),
+        group=entry_value(_extension, "group"),
+        key=entry_value(_extension, "key"),
+        # the grid's runs (stems, in the batches' folders) and each side's candidates
+        runs=entry_value(_extension, "runs"),
+        candidates=extension_runs,
+        preset=SCALE,
+        accelerator=config["accelerator"],
+    script:
+        "../../scripts/extend.py"
+
+
 # --- gathers and precomputed copies ----------------------------------------------------------------
 
 
@@ -66,6 +113,7 @@ rule gather:
     input:
         code=entry_value(_gather, "code"),
         batches=entry_value(_gather, "batches"),
+        extensions=entry_value(_gather, "extensions"),
     output:
         csv=f"{RESULTS}/data/{{entry}}.csv",
         meta=f"{RESULTS}/data/{{entry}}.json",

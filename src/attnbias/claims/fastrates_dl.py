@@ -65,14 +65,19 @@ def _lr_note(meta: dict, opt: str) -> str:
 
 
 def _selection_claims(meta: dict, on: str = "the validation split") -> list[Claim]:
-    """Protocol check: a chosen grid value at the edge of a grid of ≥ 3 values means the grid should
-    be extended (docs/papers/fastrates.md#learning-rate-grids-and-selection); one claim over every
-    optimiser with such a grid."""
+    """Protocol check: the chosen value of every grid of ≥ 3 values lies inside it; a grid whose
+    choice sat at an edge was widened once by one step on that side (the rule `extend`,
+    docs/papers/fastrates.md#learning-rate-grids-and-selection), so an edge here is an edge after
+    that step; one claim over every optimiser with such a grid."""
     tuned = {o: e for o, e in meta["selection"].items() if len(e["grid"]) > 2}
     if not tuned:
         return []
     edge = sorted(o for o, e in tuned.items() if e["at_edge"])
-    desc = ", ".join(f"{o}: {e['chosen']:g} of {e['grid']}" for o, e in tuned.items())
+    desc = ", ".join(
+        f"{o}: {e['chosen']:g} of {e['grid']}"
+        + (f", widened {side} once" if (side := (e.get("extension") or {}).get("side")) else "")
+        for o, e in tuned.items()
+    )
     return [
         holds(
             "lr_interior",

@@ -6,8 +6,9 @@ Table 1 (fitted from the Fig 2 runs), staged groups (:mod:`attnbias.table.stages
 the Fig 2 data.  Deep-learning figures: BERT fine-tuning (Figs 1, 4) and the proposals Fig 6
 (MNIST, the paper's one-layer model) and Fig 7 (ViT-small): CPU, offline stand-ins in the quick
 preset; hub data on a GPU in the paper preset.  Figs 1, 4 and 7 are one run per (optimiser, grid
-value, seed) (quick: one `train` job per optimiser runs them in turn); the gather of each figure
-chooses, per optimiser, the grid value with the lowest seed-mean validation loss.
+value, seed) (quick: one `train` job per optimiser runs them in turn); one `extend` job per
+optimiser widens its grid by one step where the seed-mean choice sits at an edge; the gather of each
+figure chooses, per optimiser, the grid value with the lowest seed-mean validation loss.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ HUB_DATA = {
     "cifar10": ("uoft-cs/cifar10", None),
     "mnist": ("ylecun/mnist", None),
 }
+
+# the ratio of neighbouring grid values, and of the step a grid is widened by at an edge
+GRID_STEP = 3.0
 
 # the deep-learning sweeps: figure -> the training function under attnbias.experiments
 SWEEPS = {
@@ -106,6 +110,10 @@ def register(table: Table) -> None:
             # are SGD's (and SGD's and AdamW's runs are the default's), relabelled, never trained
             # again
             control_shares="fastrates.runs",
+            # a grid whose seed-mean choice sits at an edge is widened once by one factor-3 step
+            # on that side (docs/papers/fastrates.md#learning-rate-grids-and-selection): one
+            # `extend` job per optimiser's grid trains that value on every seed, or nothing
+            extend=dict(by="opt", key="lr", factor=GRID_STEP, judge="fastrates.edge_side"),
         )
     # Fig 6 (proposal): the paper's one-layer model on MNIST 0 vs 1 (full-batch float64, CPU in
     # both presets; the quick preset uses the offline digits).

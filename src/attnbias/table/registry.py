@@ -1,10 +1,11 @@
-"""The figure table's entry kinds and :class:`Table`, which builds them from the configuration.
+""":class:`Table`, which builds the figure table's entries from the configuration.
 
-One dataclass per kind of entry: :class:`Figure` (a figure and the plot-ready files it reads),
-:class:`Compute` (a computation writing one plot-ready group), :class:`Sweep` with its
-:class:`Gather` entries (training runs and the groups gathered from them), :class:`Download` (a hub
-download), :class:`TableFiles` (a table also written as CSV + Markdown) and :class:`Stages` (the
-instance and SVM stages of a synthetic group).  The papers' entries are registered by
+The entry kinds (:mod:`attnbias.table.entries`): :class:`Figure` (a figure and the plot-ready files
+it reads), :class:`Compute` (a computation writing one plot-ready group), :class:`Sweep` with its
+:class:`Gather` and :class:`Extension` entries (training runs, the groups gathered from them, and a
+grid widened where its choice sits at an edge), :class:`Download` (a hub download),
+:class:`TableFiles` (a table also written as CSV + Markdown) and :class:`Stages` (the instance and
+SVM stages of a synthetic group).  The papers' entries are registered by
 ``attnbias.table.<paper>.register`` (:func:`attnbias.table.build_table`).  The workflow's rules,
 each written once in ``workflow/rules/``, make one job per entry; a rule reads its job's entry by
 the wildcards (``table.computes[(paper, group)]``).
@@ -16,151 +17,25 @@ default run, an override, the control and each seed shift never share a file.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from attnbias.table.entries import (  # noqa: F401 (the entry kinds, read from here too)
+    Compute,
+    Download,
+    Extension,
+    Figure,
+    Gather,
+    PerAttempt,
+    Stage,
+    Stages,
+    Sweep,
+    TableError,
+    TableFiles,
+    as_floats,
+    grid_points,
+    point_label,
+)
 from attnbias.workflow import load_schema, resolve, sweep_keys
-
-
-class TableError(ValueError):
-    """A setting the figure table cannot be built from (the workflow stops, naming the key)."""
-
-
-@dataclass(frozen=True)
-class PerAttempt:
-    """A job resource (mem_mb, runtime) that grows with Snakemake's attempt: ``base × attempt``.
-    Called as a rule's resource function ``(wildcards, attempt)``."""
-
-    base: float
-
-    def __call__(self, wildcards, attempt: int) -> float:
-        return self.base * attempt
-
-
-@dataclass
-class Figure:
-    """A figure: its `check` and `plot` jobs read ``data`` (plot-ready CSV + JSON files); ``gpu``:
-    it belongs to the ``gpu_figures`` target (else ``cpu_figures``)."""
-
-    data: list[str]
-    gpu: bool = False
-
-
-@dataclass
-class Compute:
-    """One job of the rule `compute`: ``attnbias.experiments.<func>(**settings, **inputs)`` writing
-    ``<results>/data/<paper>/<group>.{csv,json}``, the plot-ready data of ``figures``.  ``code``:
-    the files whose edits rerun it (the import closure of ``func``)."""
-
-    figures: list[str]
-    func: str
-    settings: dict
-    inputs: dict
-    code: list[str]
-    threads: int = 1
-    mem_mb: int | PerAttempt = 2000
-    runtime: str | int | PerAttempt = "30m"
-    gpu: bool = False
-
-
-@dataclass
-class Stage:
-    """One stage job (rule `instance` or `svm`) of a synthetic group: ``func`` with ``settings``."""
-
-    func: str
-    settings: dict
-    code: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Stages:
-    """The stages of a synthetic group that owns stage files: its data and, if any, its SVM."""
-
-    instance: Stage
-    svm: Stage | None
-
-
-@dataclass
-class Gather:
-    """One job of the rule `gather`: ``func`` reads the run files ``runs`` (stems) found in the
-    batch folders ``batches`` and writes one plot-ready group."""
-
-    batches: list[str]
-    runs: list[str]
-    func: str
-    settings: dict
-    code: list[str]
-    sweep: str = ""
-
-
-@dataclass
-class Sweep:
-    """A training sweep: ``func`` runs once per point (one `train` job per batch of points).
-
-    ``settings``: shared by every run, the point added; or a function of the point returning a
-    run's whole settings (:meth:`Table.point_settings`).  ``batches``: folder label -> its points;
-    ``batch_of``: a point's label -> its batch.  ``control_shares``: the module under
-    ``attnbias.experiments`` telling which runs the negative control leaves unchanged
-    (:meth:`Table.shared_run`)."""
-
-    points: list[dict]
-    func: str
-    settings: dict | Callable[[dict], dict]
-    code: list[str]
-    inputs: dict
-    resources: dict
-    gpu: bool
-    gathers: dict[str, Gather]
-    batches: dict[str, list[dict]]
-    batch_of: dict[str, str]
-    control_shares: str | None = None
-
-
-@dataclass
-class Download:
-    """One job of the rule `download`: ``attnbias.<func>(**settings)`` fetching the hub artefacts
-    ``hub`` (``[kind, name, *the settings naming it]``), writing a marker; ``prepares``: it also
-    writes files beside the marker."""
-
-    func: str
-    settings: dict
-    hub: list[list[str]]
-    prepares: bool = False
-    threads: int = 1
-    mem_mb: int = 8000
-    runtime: int = 240
-
-
-@dataclass
-class TableFiles:
-    """A table also written as CSV + Markdown next to its figure, from the plot-ready ``group``:
-    ``write(data_csv, csv_path, md_path)``."""
-
-    group: str
-    code: list[str]
-    write: Callable[[str, str, str], None]
-
-
-def grid_points(*axes) -> list[dict]:
-    """Every combination of the named axes ``(key, values)`` as sweep points, the first axis
-    varying slowest: ``grid_points(("lam", [0, 1]), ("seed", [0]))``."""
-    points: list[dict] = [{}]
-    for key, values in axes:
-        points = [dict(p, **{key: v}) for p in points for v in values]
-    return points
-
-
-def as_floats(values) -> list[float]:
-    """A number or a list of numbers as a list of floats (sweep values are written with %g)."""
-    return [float(v) for v in (values if isinstance(values, list) else [values])]
-
-
-def point_label(point: dict) -> str:
-    """``{"lam": 0.3, "seed": 0}`` -> ``"lam0.3_seed0"`` (floats as %g): the run's file stem."""
-    return "_".join(
-        f"{k}{v:g}" if isinstance(v, float) else f"{k}{v}" for k, v in point.items()
-    )
 
 
 class Table:
@@ -211,9 +86,7 @@ class Table:
         ``attnbias.experiments.<func>`` and that of ``attnbias.io``, which writes its tables.
         ``attnbias.workflow`` (logging, threads, resume bookkeeping) is left out: it does not
         change what a job computes."""
-        return sorted(
-            {script, *self.closures.code(f"experiments.{func}"), *self.module_code("io")}
-        )
+        return sorted({script, *self.closures.code(f"experiments.{func}"), *self.module_code("io")})
 
     # --- paths ------------------------------------------------------------------------------------
     def data_files(self, paper: str, group: str) -> list[str]:
@@ -295,7 +168,7 @@ class Table:
 
     def register_sweep(
         self, paper, name, points, func, settings, gathers, inputs=None, resources=None,
-        gpu=None, gpu_figures=True, batch=None, control_shares=None,
+        gpu=None, gpu_figures=True, batch=None, control_shares=None, extend=None,
     ):  # fmt: skip
         """A training sweep (:class:`Sweep`): ``func`` (under attnbias.experiments) runs once per
         point.
@@ -308,6 +181,10 @@ class Table:
         the paper preset).  ``batch``: a point key, or a tuple of keys, whose values one `train`
         job runs in turn (one job per combination of the other keys, sharing one process's
         start-up); None: one job per point.  ``control_shares``: see :class:`Sweep`.
+        ``extend``: ``dict(by=..., key=..., factor=..., judge=...)``: every grid of ``key`` values
+        (the points sharing their ``by`` values, e.g. one optimiser's learning rates on every
+        seed) with at least three values gets an `extend` job (:class:`Extension`), whose runs
+        every gather reading that grid also reads.
         """
         keys = list(points[0])
         gpu = self.scale == "paper" if gpu is None else gpu
@@ -336,21 +213,62 @@ class Table:
             control_shares=control_shares,
         )
         self.sweeps[(paper, name)] = sweep
+        if extend:
+            sweep.extensions = self._extensions(paper, name, sweep, **extend)
         for group, g in gathers.items():
             chosen = points if g.get("points") is None else g["points"]
             folders = [batch_of[point_label(p)] for p in chosen]
+            labels = {point_label(p) for p in chosen}
             sweep.gathers[group] = Gather(
-                batches=[
-                    f"{self.results}/data/{paper}/{name}/{b}" for b in dict.fromkeys(folders)
-                ],
+                batches=[f"{self.results}/data/{paper}/{name}/{b}" for b in dict.fromkeys(folders)],
                 runs=g.get("runs") or [point_label(p) for p in chosen],
                 func=g["func"],
                 settings=g.get("settings", {}),
                 code=self.experiment_code(g["func"], "scripts/gather.py"),
                 sweep=name,
+                extensions=[e.folder for e in sweep.extensions.values() if labels & set(e.runs)],
             )
             for fig in g["figures"]:
                 self.register_figure(paper, fig, self.data_files(paper, group), gpu=gpu_figures)
+
+    def _extensions(self, paper, name, sweep, by, key, factor, judge) -> dict[str, Extension]:
+        """The :class:`Extension` of each grid of ``key`` values with at least three values (a
+        grid: the points sharing their values of the keys ``by``)."""
+        by = (by,) if isinstance(by, str) else tuple(by)
+        grids: dict[str, list[dict]] = {}
+        for p in sweep.points:
+            grids.setdefault(point_label({k: p[k] for k in by}), []).append(p)
+        out = {}
+        for group, ps in grids.items():
+            values = sorted({p[key] for p in ps})
+            if len(values) < 3:
+                continue
+            label = f"{group}_extension"
+
+            def beyond(edge, side, ps=ps):  # the edge's points, one step beyond it
+                new = float(f"{edge / factor if side == 'down' else edge * factor:.6g}")
+                return [dict(p, **{key: new}) for p in ps if p[key] == edge]
+
+            out[label] = Extension(
+                group={k: ps[0][k] for k in by},
+                key=key,
+                factor=float(factor),
+                judge=judge,
+                runs=[point_label(p) for p in ps],
+                batches=[
+                    f"{self.results}/data/{paper}/{name}/{b}"
+                    for b in dict.fromkeys(sweep.batch_of[point_label(p)] for p in ps)
+                ],
+                candidates={"down": beyond(values[0], "down"), "up": beyond(values[-1], "up")},
+                folder=f"{self.results}/data/{paper}/{name}/{label}",
+                code=sorted(
+                    {
+                        *self.experiment_code(sweep.func, "scripts/extend.py"),
+                        *self.experiment_code(judge, "scripts/extend.py"),
+                    }
+                ),
+            )
+        return out
 
     # --- runs under the negative control ------------------------------------------------------
     def shared_run(self, paper: str, name: str, point: dict) -> dict | None:
@@ -368,9 +286,7 @@ class Table:
             self._uncontrolled_runs[(paper, name)] = [
                 (self.point_settings(sweep, p, controlled=False), p) for p in sweep.points
             ]
-        source = next(
-            (p for s, p in self._uncontrolled_runs[(paper, name)] if s == trained), None
-        )
+        source = next((p for s, p in self._uncontrolled_runs[(paper, name)] if s == trained), None)
         if source is None:
             return None
         batch = sweep.batch_of[point_label(source)]
@@ -415,6 +331,14 @@ class Table:
             for group, g in s.gathers.items()
         }
 
+    def extensions(self) -> dict[tuple[str, str, str], Extension]:
+        """(paper, sweep, label) -> the `extend` job of a grid, for the sweeps trained here."""
+        return {
+            (paper, name, label): e
+            for (paper, name), s in self.trained_sweeps().items()
+            for label, e in s.extensions.items()
+        }
+
     def precomputed_groups(self) -> dict[tuple[str, str], str]:
         """(paper, group) -> the sweep whose committed results are copied instead."""
         return {
@@ -449,4 +373,3 @@ class Table:
             for k, entry in self.figures.items()
             if self.control == "none" or set(entry.data) & reached
         ]
-

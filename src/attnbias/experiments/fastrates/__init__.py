@@ -27,6 +27,7 @@ _EXPORTS = {
     "train_text": ".finetune",
     "train_image": ".image",
     "gather_dl": ".gather",
+    "edge_side": ".gather",
     "select_runs": ".gather",
     "fetch_assets": "attnbias.data.hub",
 }

@@ -74,16 +74,35 @@ def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
     return out
 
 
+def edge_side(runs: list[tuple[pd.DataFrame, dict]]) -> str | None:
+    """Which way one optimiser's grid is widened (the rule `extend`): ``"down"`` / ``"up"`` when
+    its seed-mean validation choice (:func:`select_runs`) is the smallest / largest of its three
+    or more values, else None (docs/papers/fastrates.md#learning-rate-grids-and-selection)."""
+    sel = select_runs(runs)
+    if len(sel) != 1:
+        raise ValueError(f"edge_side judges one optimiser's grid, got {sorted(sel)}")
+    e = next(iter(sel.values()))
+    if len(e["grid"]) < 3 or not e["at_edge"]:
+        return None
+    return "down" if e["chosen"] == e["grid"][0] else "up"
+
+
 def gather_dl(
-    figure: str, parts: list[str], preset: str, control: str = "none"
+    figure: str, parts: list[str], preset: str, control: str = "none", extensions=()
 ) -> tuple[pd.DataFrame, dict]:
     """The plot-ready table of Figs 1, 4 and 7: every run's curves, flagged ``selected`` for the
     grid value chosen per optimiser on the validation split; the meta records the grids, the
     validation losses, the chosen values, each selected run's settings and the ``control`` (every
-    run must have been trained under it)."""
+    run must have been trained under it).  ``extensions``: the records of the `extend` jobs
+    (attnbias.runs.write_extension), whose runs are among ``parts``; each optimiser's selection
+    records its grid's ``extension`` (``side`` widened, or None, and the ``value`` added)."""
     runs = [load_data(p) for p in parts]
     gathered_control(control, [m for _, m in runs])
     sel = select_runs(runs)
+    for record in extensions:
+        sel[record["group"]["opt"]]["extension"] = {
+            k: record[k] for k in ("side", "value")
+        }  # fmt: skip
     frames, by_seed = [], {}
     for df, meta in runs:
         o, seed = meta["optimizer"], run_seed(meta)
@@ -128,6 +147,7 @@ def gather_dl(
     )
     meta["selection_rule"] = (
         "per optimiser, the grid value with the lowest validation loss at the selection step, "
-        "averaged over the seeds (never the test set); every seed uses that value"
+        "averaged over the seeds (never the test set); every seed uses that value; a grid whose "
+        "choice is at an edge is widened once by one factor-3 step on that side (the rule extend)"
     )
     return df, meta

@@ -1,0 +1,114 @@
+"""A grid whose seed-mean choice sits at an edge is widened once by one factor-3 step on that side
+(the rule `extend`; docs/papers/fastrates.md#learning-rate-grids-and-selection): the judge, the
+table's `extend` entries, the job's record and the gather reading the widened grid."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_fastrates_dl_claims import _four, _linear, _run, _seeded
+
+from attnbias.claims import fastrates as fastrates_claims
+from attnbias.experiments.fastrates import edge_side, gather_dl
+from attnbias.io import save_data
+from attnbias.runs import extension_runs, run_file, write_extension
+from attnbias.table import load_table
+from attnbias.table.registry import point_label
+
+
+def _grid(vals_by_seed, lrs=(0.01, 0.03, 0.1), opt="sgd"):
+    """One optimiser's runs: validation loss ``vals_by_seed[seed][i]`` at ``lrs[i]``."""
+    return [
+        run
+        for seed, vals in vals_by_seed.items()
+        for run in _seeded(
+            [_run(opt, lr, _linear(1, 0.9), 0.5, v) for lr, v in zip(lrs, vals, strict=True)],
+            seed,
+        )
+    ]
+
+
+def test_edge_side_reads_the_seed_mean_choice():
+    # inside: the middle value has the lowest seed mean (0.8 against 0.9 and 0.93)
+    assert edge_side(_grid({0: (0.9, 0.8, 1.0), 1: (0.9, 0.8, 0.86)})) is None
+    # seed 0 alone prefers the middle value; the seed mean (0.75 < 0.8) the top: widen up
+    assert edge_side(_grid({0: (0.9, 0.7, 0.8), 1: (0.9, 0.9, 0.7)})) == "up"
+    assert edge_side(_grid({0: (0.6, 0.7, 0.8), 1: (0.7, 0.8, 0.9)})) == "down"
+    # a diverged top value (NaN on one seed) is never chosen, so it never asks for more
+    assert edge_side(_grid({0: (0.9, 0.8, np.nan), 1: (0.9, 0.8, 0.1)})) is None
+    # a grid of two values has no inside: never widened
+    assert edge_side(_grid({0: (0.9, 0.8)}, lrs=(0.01, 0.03))) is None
+    with pytest.raises(ValueError, match="one optimiser"):
+        edge_side(_grid({0: (0.9, 0.8, 1.0)}) + _grid({0: (0.9, 0.8, 1.0)}, opt="sps"))
+
+
+def test_the_table_gives_every_tuned_grid_an_extend_job():
+    table = load_table(".", "quick")
+    ext = table.extensions()
+    assert sorted({k[:2] for k in ext}) == [("fastrates", f) for f in ("fig1", "fig4", "fig7")]
+    e = ext[("fastrates", "fig1", "optsgd_extension")]
+    cfg = table.config["fastrates"]["fig1"]
+    lo, hi = min(cfg["optimizers"]["sgd"]["grid"]), max(cfg["optimizers"]["sgd"]["grid"])
+    seeds = cfg["seeds"]
+    assert e.group == {"opt": "sgd"} and e.key == "lr" and e.factor == 3.0
+    assert e.judge == "fastrates.edge_side" and len(e.runs) == 3 * len(seeds)
+    # each side: the edge's runs on every seed, one factor-3 step beyond it (6 significant digits)
+    def at(x):
+        return float(f"{x:.6g}")
+
+    assert e.candidates["down"] == [{"opt": "sgd", "lr": at(lo / 3), "seed": s} for s in seeds]
+    assert e.candidates["up"] == [{"opt": "sgd", "lr": at(hi * 3), "seed": s} for s in seeds]
+    assert e.folder == "results/data/fastrates/fig1/optsgd_extension"
+    assert e.batches == ["results/data/fastrates/fig1/optsgd"]
+    assert {"scripts/extend.py", "src/attnbias/experiments/fastrates/gather.py"} <= set(e.code)
+    # the figure's gather reads every grid's extension folder
+    assert table.gathers()[("fastrates", "fig1")].extensions == [
+        f"results/data/fastrates/fig1/opt{o}_extension" for o in cfg["optimizers"]
+    ]
+    # a candidate is an ordinary run: its own file stem and resume folder
+    run = table.run_params("fastrates", "fig1", e.candidates["up"][0], "results")
+    assert run["label"] == point_label(e.candidates["up"][0]) == f"optsgd_lr{hi * 3:g}_seed0"
+    assert run["settings"]["lr"] == at(hi * 3) and run["settings"]["opt"] == "sgd"
+    # paper preset: one job per run, so the grid's runs lie in nine folders
+    paper = load_table(".", "paper").extensions()[("fastrates", "fig1", "optsgd_extension")]
+    assert len(paper.batches) == len(paper.runs) == 9
+
+
+def test_the_record_names_the_runs_the_gather_reads(tmp_path):
+    folder = tmp_path / "optsgd_extension"
+    write_extension(folder, {"group": {"opt": "sgd"}, "key": "lr", "side": "up", "value": 0.3,
+                             "runs": ["optsgd_lr0.3_seed0"]})  # fmt: skip
+    run_file(folder, "optsgd_lr0.3_seed0").write_text("x\n1\n")
+    empty = tmp_path / "optsps_extension"
+    write_extension(empty, {"group": {"opt": "sps"}, "key": "lr", "side": None, "value": None,
+                            "runs": []})  # fmt: skip
+    parts, records = extension_runs([folder, empty])
+    assert parts == [str(folder / "optsgd_lr0.3_seed0.csv")]
+    assert [r["side"] for r in records] == ["up", None]
+
+
+def test_the_gather_judges_the_widened_grid(tmp_path):
+    # SNGD chose the top of {0.03, 0.1} + its extension 0.3 (widened up): now interior or edge
+    def gathered(val_at_03, name):
+        runs = _four() + [
+            _run("sngd", 0.03, _linear(1.1, 0.7), 0.6, 0.95),
+            _run("sngd", 0.3, _linear(1.1, 0.7), 0.6, val_at_03),
+        ]
+        parts = []
+        for df, meta in runs:
+            p = tmp_path / name / f"{meta['optimizer']}_lr{meta['grid_value']:g}.csv"
+            save_data(df, meta, p, preset="quick")
+            parts.append(str(p))
+        record = {"group": {"opt": "sngd"}, "key": "lr", "side": "up", "value": 0.3, "runs": []}
+        return gather_dl("fig1", parts, "quick", extensions=[record])
+
+    df, meta = gathered(0.9, "inside")
+    sel = meta["selection"]["sngd"]
+    assert sel["grid"] == [0.03, 0.1, 0.3] and sel["chosen"] == 0.1 and not sel["at_edge"]
+    assert sel["extension"] == {"side": "up", "value": 0.3}
+    (claim,) = [c for c in fastrates_claims.fig1((df, meta)) if c.id == "lr_interior"]
+    assert claim.passed and "sngd: 0.1 of [0.03, 0.1, 0.3], widened up once" in claim.statement
+    # the widened value wins: still at an edge after the one step the protocol allows
+    df, meta = gathered(0.5, "edge")
+    (claim,) = [c for c in fastrates_claims.fig1((df, meta)) if c.id == "lr_interior"]
+    assert not claim.passed and claim.value == ["sngd"]
