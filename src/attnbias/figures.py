@@ -79,6 +79,9 @@ def cost(row: dict) -> str:
             runs += f" in {s['jobs']} job{'s' * (s['jobs'] > 1)}"
         each = " each" if s["runs"] > 1 else ""
         parts.append(f"{runs} (≤ {_hours(s['run_minutes'])}{each})")
+        if s.get("extend"):
+            jobs = f"{s['extend']} job{'s' * (s['extend'] > 1)}"
+            parts.append(f"≤ {s['extra_runs']} more in {jobs} widening grids at an edge")
     if row["precomputed"]:
         parts.append("copied from workflow/precomputed/")
     if row["downloads"]:

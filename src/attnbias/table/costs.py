@@ -47,6 +47,9 @@ def figure_rows(table: Table, describe: Callable[[str, str, str], str]) -> list[
                         sweep=f"{paper}/{name}",
                         runs=len(s.points),
                         jobs=len(s.batches),
+                        # one `extend` job per tuned grid, each at most one run per seed more
+                        extend=len(s.extensions),
+                        extra_runs=sum(len(e.candidates["up"]) for e in s.extensions.values()),
                         gpu=s.gpu,
                         run_minutes=s.resources["runtime"],
                     )
