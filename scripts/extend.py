@@ -15,6 +15,7 @@ with rule_logging(snakemake) as log:  # noqa: F821
     p, folder = snakemake.params, snakemake.output.runs  # noqa: F821
     inputs = named_inputs(snakemake.input)  # noqa: F821
     inputs.pop("batches")
+    inputs.pop("shared", None)  # the uncontrolled runs, read by their folders in the candidates
     base = [load_data(f) for f in run_files(list(snakemake.input.batches), p.runs)]  # noqa: F821
     side = resolve("attnbias.experiments", p.judge)(base)
     runs = p.candidates[side] if side else []

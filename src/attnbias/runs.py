@@ -18,8 +18,9 @@ def train_runs(func: str, runs: list[dict], folder, inputs: dict, preset: str, a
     tables in ``folder``: ``attnbias.experiments.<func>(**settings, **inputs)`` with an undeclared
     resume checkpoint, ``<label>.csv`` for a run's one table (``"csv"``), ``<label>_<table>.csv``
     for each of several (:func:`run_file`).  A run the negative control trains as an uncontrolled
-    run (its ``shared``: folder, file stem and relabelling function) is that run, relabelled; a
-    run finished before the job was killed is read back (:func:`finished_tables`)."""
+    run (its ``shared``: folder, file stem and relabelling function) is that run, relabelled (or,
+    when that run's grid was not widened the same way, trained); a run finished before the job
+    was killed is read back (:func:`finished_tables`)."""
     from .io import load_data, save_data
 
     Path(folder).mkdir(parents=True, exist_ok=True)
@@ -27,8 +28,10 @@ def train_runs(func: str, runs: list[dict], folder, inputs: dict, preset: str, a
     for run in runs:
         settings = dict(run["settings"])
         shared = run.get("shared")
-        if shared:
-            source = run_file(shared["folder"], shared["label"], "csv")
+        source = run_file(shared["folder"], shared["label"], "csv") if shared else None
+        if shared and not source.exists():  # (an extension's run its uncontrolled grid lacks)
+            log.info("run %s: no uncontrolled run %s to relabel; training it", run["label"], source)
+        if shared and source.exists():
             relabel = resolve("attnbias.experiments", shared["relabel"])
             tables = relabel({"csv": load_data(source)}, settings)
             log.info("run %s: the uncontrolled run %s, relabelled (%s)", run["label"], source,

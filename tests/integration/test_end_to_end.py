@@ -165,10 +165,12 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
     assert controlled == CONTROLLED, controlled ^ CONTROLLED
     assert {p[:3] for p in problems} <= CONTROL_KNOWN, problems
     # a run the control does not change is the default run's, relabelled (Table.register_sweep's
-    # control_shares); the control trains only the others
+    # control_shares); the control trains only the others.  The runs of a grid widened at an edge
+    # (`extend` jobs, fastrates) are shared too.
     trained, relabelled = set(), set()
-    for f in (d / "results" / "control-null" / "logs" / "train").glob("*/*/*.log"):
-        text, sweep = f.read_text(), f"{f.parts[-3]}_{f.parts[-2]}_train"  # logs/train/<p>/<s>/
+    logs = d / "results" / "control-null" / "logs"
+    for f in [*logs.glob("train/*/*/*.log"), *logs.glob("extend/*/*/*.log")]:
+        text, sweep = f.read_text(), f"{f.parts[-3]}_{f.parts[-2]}_train"  # logs/<rule>/<p>/<s>/
         trained |= {(sweep, r) for r in re.findall(r"run (\S+): training", text)}
         relabelled |= {(sweep, r) for r in re.findall(r"run (\S+): the uncontrolled", text)}
     assert trained == CONTROL_TRAINS, trained ^ CONTROL_TRAINS

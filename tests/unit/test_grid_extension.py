@@ -112,3 +112,46 @@ def test_the_gather_judges_the_widened_grid(tmp_path):
     df, meta = gathered(0.5, "edge")
     (claim,) = [c for c in fastrates_claims.fig1((df, meta)) if c.id == "lr_interior"]
     assert not claim.passed and claim.value == ["sngd"]
+
+
+def test_the_control_shares_the_uncontrolled_extension_runs():
+    """Under the negative control SNGD's slot runs SGD on SGD's grid, so its widened value is the
+    uncontrolled SGD grid's widened value: read from that `extend` job's folder, relabelled."""
+    table = load_table(".", "quick", {"control": "null"})
+    e = table.extensions()[("fastrates", "fig1", "optsngd_extension")]
+    up = e.candidates["up"][0]
+    run = table.run_params("fastrates", "fig1", up, table.results)
+    assert run["shared"] == {
+        "folder": f"{table.uncontrolled}/data/fastrates/fig1/optsgd_extension",
+        "label": point_label(dict(up, opt="sgd")),
+        "relabel": "fastrates.runs.as_control_run",
+    }
+    # the uncontrolled run itself shares nothing
+    assert "shared" not in table.run_params("fastrates", "fig1", up, table.uncontrolled)
+
+
+def test_a_shared_run_missing_upstream_is_trained(tmp_path, monkeypatch):
+    import logging
+
+    import pandas as pd
+
+    import attnbias.runs as runs_mod
+
+    calls = []
+
+    def toy(**kw):
+        calls.append(kw["lr"])
+        return {"csv": (pd.DataFrame({"step": [0], "loss": [kw["lr"]]}),
+                        {"columns": {"step": "s", "loss": "l"}})}  # fmt: skip
+
+    monkeypatch.setattr(runs_mod, "resolve", lambda prefix, name: toy)
+    run = {
+        "settings": {"lr": 0.3}, "label": "optsngd_lr0.3_seed0",
+        "checkpoint": str(tmp_path / "s" / "ckpt.pt"), "metrics_log": str(tmp_path / "s" / "m"),
+        "finished": str(tmp_path / "s" / "finished"),
+        "shared": {"folder": str(tmp_path / "none"), "label": "optsgd_lr0.3_seed0",
+                   "relabel": "fastrates.runs.as_control_run"},
+    }  # fmt: skip
+    runs_mod.train_runs("toy", [run], tmp_path / "out", {}, "quick", "cpu",
+                        logging.getLogger("t"))  # fmt: skip
+    assert calls == [0.3] and (tmp_path / "out" / "optsngd_lr0.3_seed0.csv").exists()

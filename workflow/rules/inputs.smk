@@ -141,14 +141,29 @@ def train_resource(key, default=0, per_attempt=False, per_run=False):
     return value
 
 
+def at_root(paths, root):
+    """Paths of the figure table (under RESULTS) in the job's results folder ``root`` (under the
+    negative control, the uncontrolled folder builds the runs it shares)."""
+    return [root + p[len(RESULTS) :] for p in paths]
+
+
 def extension_runs(wildcards):
     """An `extend` job's candidate runs on each side ("down", "up"), as scripts/train.py takes
     them (Table.run_params)."""
     paper, sweep, _ = entry_key(wildcards)
     return {
-        side: [TABLE.run_params(paper, sweep, p, RESULTS) for p in points]
+        side: [TABLE.run_params(paper, sweep, p, wildcards.root) for p in points]
         for side, points in _extension(wildcards).candidates.items()
     }
+
+
+def shared_extensions(wildcards):
+    """The uncontrolled `extend` folders holding the runs an `extend` job under the negative
+    control shares (Table.shared_run; none outside the control)."""
+    if wildcards.root != RESULTS:
+        return []
+    runs = [r for side in extension_runs(wildcards).values() for r in side]
+    return sorted({r["shared"]["folder"] for r in runs if r.get("shared")})
 
 
 def _download(wildcards):

@@ -64,6 +64,8 @@ rule train:
 # optimiser's learning rates on every seed) gets one `extend` job per grid of three or more values:
 # it reads the grid's runs and, where the seed-mean choice sits at an edge, trains the value one step
 # beyond it on every seed into its folder (else nothing), recording what it did for the gather.
+# Under the negative control its runs are shared like `train`'s: the uncontrolled grid's `extend`
+# job (root=UNCONTROLLED) trains them, and this job relabels them.
 
 
 rule extend:
@@ -72,16 +74,18 @@ rule extend:
             lambda wildcards: dict(
                 job_inputs(_sweep(wildcards).inputs),
                 code=_extension(wildcards).code + gpu_note(wildcards),
-                batches=_extension(wildcards).batches,
+                batches=at_root(_extension(wildcards).batches, wildcards.root),
+                shared=shared_extensions(wildcards),
             )
         ),
     output:
-        runs=directory(f"{RESULTS}/data/{{entry}}"),
+        runs=directory("{root}/data/{entry}"),
     log:
-        f"{RESULTS}/logs/extend/{{entry}}.log",
+        "{root}/logs/extend/{entry}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/extend/{{entry}}.tsv"
+        "{root}/benchmarks/extend/{entry}.tsv"
     wildcard_constraints:
+        root="|".join(re.escape(r) for r in dict.fromkeys([RESULTS, UNCONTROLLED])),
         entry=key_constraint(EXTENSIONS),
     conda:
         "../../environment.yml"

@@ -283,15 +283,26 @@ class Table:
         trains = resolve("attnbias.experiments", f"{shares}.control_trains")
         trained = trains(self.point_settings(sweep, point))
         if (paper, name) not in self._uncontrolled_runs:
-            self._uncontrolled_runs[(paper, name)] = [
-                (self.point_settings(sweep, p, controlled=False), p) for p in sweep.points
+            # every uncontrolled run and its folder: the sweep's points, then the candidates of
+            # its grids widened at an edge (in their `extend` jobs' folders)
+            runs = [(p, sweep.batch_of[point_label(p)]) for p in sweep.points]
+            runs += [
+                (c, label)
+                for label, e in sweep.extensions.items()
+                for side in e.candidates.values()
+                for c in side
             ]
-        source = next((p for s, p in self._uncontrolled_runs[(paper, name)] if s == trained), None)
+            self._uncontrolled_runs[(paper, name)] = [
+                (self.point_settings(sweep, p, controlled=False), p, folder) for p, folder in runs
+            ]
+        source, folder = next(
+            ((p, f) for s, p, f in self._uncontrolled_runs[(paper, name)] if s == trained),
+            (None, None),
+        )
         if source is None:
             return None
-        batch = sweep.batch_of[point_label(source)]
         return {
-            "folder": f"{self.uncontrolled}/data/{paper}/{name}/{batch}",
+            "folder": f"{self.uncontrolled}/data/{paper}/{name}/{folder}",
             "label": point_label(source),
             "relabel": f"{shares}.as_control_run",
         }
