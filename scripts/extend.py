@@ -20,7 +20,7 @@ with rule_logging(snakemake) as log:  # noqa: F821
     side = resolve("attnbias.experiments", p.judge)(base)
     runs = p.candidates[side] if side else []
     value = runs[0]["settings"][p.key] if runs else None
-    log.info("grid %s: choice %s; training %d runs (%s = %s)", dict(p.group),
+    log.info("grid %s: choice %s; %d runs added (%s = %s)", dict(p.group),
              f"at the {'low' if side == 'down' else 'high'} edge" if side else "inside",
              len(runs), p.key, value)  # fmt: skip
     if runs:
