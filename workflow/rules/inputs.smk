@@ -108,6 +108,33 @@ def _batch(wildcards):
     return _sweep(wildcards).batches[entry_key(wildcards)[2]]
 
 
+def train_inputs(wildcards):
+    """A `train` job's named inputs: its sweep's (download markers), its code (+ gpu_note: no
+    file; a note when this machine has no CUDA, targets.smk) and the uncontrolled folders of the
+    runs it shares."""
+    return dict(
+        job_inputs(_sweep(wildcards).inputs),
+        code=_sweep(wildcards).code + gpu_note(wildcards),
+        shared=shared_batches(wildcards),
+    )
+
+
+def batch_runs(wildcards):
+    """A `train` job's runs, as scripts/train.py takes them (Table.run_params)."""
+    paper, sweep, _ = entry_key(wildcards)
+    return [TABLE.run_params(paper, sweep, p, wildcards.root) for p in _batch(wildcards)]
+
+
+def train_threads(wildcards):
+    """Threads of a `train` or `extend` job: its sweep's."""
+    return _sweep(wildcards).resources["threads"]
+
+
+def train_gpu(wildcards):
+    """GPUs of a `train` or `extend` job: one where its sweep needs a GPU."""
+    return 1 if _sweep(wildcards).gpu else 0
+
+
 def shared_batches(wildcards):
     """The uncontrolled batch folders holding the shared runs of a `train` job
     (Table.shared_run; none outside the control)."""
@@ -155,6 +182,16 @@ def extension_runs(wildcards):
         side: [TABLE.run_params(paper, sweep, p, wildcards.root) for p in points]
         for side, points in _extension(wildcards).candidates.items()
     }
+
+
+def extend_inputs(wildcards):
+    """An `extend` job's named inputs: as `train`'s, with the folders of its grid's runs."""
+    return dict(
+        job_inputs(_sweep(wildcards).inputs),
+        code=_extension(wildcards).code + gpu_note(wildcards),
+        batches=at_root(_extension(wildcards).batches, wildcards.root),
+        shared=shared_extensions(wildcards),
+    )
 
 
 def shared_extensions(wildcards):

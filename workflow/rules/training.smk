@@ -18,14 +18,7 @@
 
 rule train:
     input:
-        unpack(
-            lambda wildcards: dict(
-                job_inputs(_sweep(wildcards).inputs),
-                # (+ gpu_note: no file; a note when this machine has no CUDA, targets.smk)
-                code=_sweep(wildcards).code + gpu_note(wildcards),
-                shared=shared_batches(wildcards),
-            )
-        ),
+        unpack(train_inputs),
     output:
         runs=directory("{root}/data/{entry}"),
     log:
@@ -40,19 +33,16 @@ rule train:
         ),
     conda:
         "../../environment.yml"
-    threads: lambda wildcards: _sweep(wildcards).resources["threads"]
+    threads: train_threads
     resources:
-        gpu=lambda wildcards: 1 if _sweep(wildcards).gpu else 0,
+        gpu=train_gpu,
         gpu_mem_mb=train_resource("gpu_mem_mb"),
         cpus_per_gpu=train_resource("cpus_per_gpu"),
         mem_mb=train_resource("mem_mb", per_attempt=True),
         runtime=train_resource("runtime", per_attempt=True, per_run=True),
     params:
         func=entry_value(_sweep, "func"),
-        runs=lambda wildcards: [
-            TABLE.run_params(*entry_key(wildcards)[:2], p, wildcards.root)
-            for p in _batch(wildcards)
-        ],
+        runs=batch_runs,
         preset=SCALE,
         accelerator=config["accelerator"],
     script:
@@ -70,14 +60,7 @@ rule train:
 
 rule extend:
     input:
-        unpack(
-            lambda wildcards: dict(
-                job_inputs(_sweep(wildcards).inputs),
-                code=_extension(wildcards).code + gpu_note(wildcards),
-                batches=at_root(_extension(wildcards).batches, wildcards.root),
-                shared=shared_extensions(wildcards),
-            )
-        ),
+        unpack(extend_inputs),
     output:
         runs=directory("{root}/data/{entry}"),
     log:
@@ -89,9 +72,9 @@ rule extend:
         entry=key_constraint(EXTENSIONS),
     conda:
         "../../environment.yml"
-    threads: lambda wildcards: _sweep(wildcards).resources["threads"]
+    threads: train_threads
     resources:
-        gpu=lambda wildcards: 1 if _sweep(wildcards).gpu else 0,
+        gpu=train_gpu,
         gpu_mem_mb=train_resource("gpu_mem_mb"),
         cpus_per_gpu=train_resource("cpus_per_gpu"),
         mem_mb=train_resource("mem_mb", per_attempt=True),
