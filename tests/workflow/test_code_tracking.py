@@ -30,8 +30,8 @@ def finished(tmp_path_factory):
     """A copy of the workflow in the state of a finished `all` (nothing ran: outputs touched)."""
     d = copy_workflow(tmp_path_factory.mktemp("code") / "wf")
     plan = snakemake_cmd("-n", "--forceall", "--cores", "1", "all", cwd=d, check=True)
-    # a `train` job's output is a folder (its runs' files)
-    train = r"^rule train:\n(?:\s+input: .*\n)?\s+output: (.*)$"
+    # a `train` or `extend` job's output is a folder (its runs' files)
+    train = r"^rule (?:train|extend):\n(?:\s+input: .*\n)?\s+output: (.*)$"
     folders = set(re.findall(train, plan.stdout, re.M))
     assert folders
     for f in planned_outputs(plan):

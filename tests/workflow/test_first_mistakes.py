@@ -182,7 +182,8 @@ def test_a_cluster_dry_run_warns_and_says_what_would_be_submitted(wf):
     assert "profiles/mycluster/config.yaml: unfilled placeholders YOUR_ACCOUNT" in err
     assert "a real run stops here" in err
     note = [line for line in err.splitlines() if line.startswith("Cluster dry run:")]
-    assert len(note) == 1 and "rules compute, instance, svm, train would be submitted" in note[0]
+    submitted = "rules compute, extend, instance, svm, train would be submitted"
+    assert len(note) == 1 and submitted in note[0]
     # filled in, the warning is gone; without a cluster profile there is no note
     filled = wf.parent / "filled"
     shutil.copytree(wf / "profiles" / "mycluster", filled)

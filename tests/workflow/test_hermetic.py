@@ -38,9 +38,14 @@ def finish_run(checkout: Path) -> None:
         for m in re.finditer(r"^\s+output: (.*)$", plan.stdout, re.M)
         for f in m[1].split(",")
     }
+    # a `train` or `extend` job's output is a folder (its runs' files)
+    folder_rule = r"^rule (?:train|extend):\n(?:\s+input: .*\n)?\s+output: (.*)$"
+    folders = set(re.findall(folder_rule, plan.stdout, re.M))
     for f in outputs:
         path = checkout / f
-        if not path.exists():
+        if not path.exists() and f in folders:
+            path.mkdir(parents=True)
+        elif not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.touch()
     snakemake_cmd("--touch", "--cores", "1", "all", cwd=checkout, check=True)
