@@ -84,8 +84,8 @@ class Table:
     def experiment_code(self, func: str, script: str = "scripts/compute.py") -> list[str]:
         """A computation's ``code``: its entry ``script``, the import closure of
         ``attnbias.experiments.<func>`` and that of ``attnbias.io``, which writes its tables.
-        ``attnbias.workflow`` (logging, threads, resume bookkeeping) is left out: it does not
-        change what a job computes."""
+        ``attnbias.workflow`` (logging, threads) and ``attnbias.runs`` (the training loop and its
+        resume bookkeeping) are left out: they do not change what a job computes."""
         return sorted({script, *self.closures.code(f"experiments.{func}"), *self.module_code("io")})
 
     # --- paths ------------------------------------------------------------------------------------
