@@ -61,6 +61,9 @@ def test_the_table_gives_every_tuned_grid_an_extend_job():
     assert e.folder == "results/data/fastrates/fig1/optsgd_extension"
     assert e.batches == ["results/data/fastrates/fig1/optsgd"]
     assert {"scripts/extend.py", "src/attnbias/experiments/fastrates/gather.py"} <= set(e.code)
+    # the loop that trains, relabels or reads the runs is part of every training job's code
+    assert "src/attnbias/runs.py" in e.code
+    assert "src/attnbias/runs.py" in table.sweeps[("fastrates", "fig1")].code
     # the figure's gather reads every grid's extension folder
     assert table.gathers()[("fastrates", "fig1")].extensions == [
         f"results/data/fastrates/fig1/opt{o}_extension" for o in cfg["optimizers"]

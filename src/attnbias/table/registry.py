@@ -84,9 +84,14 @@ class Table:
     def experiment_code(self, func: str, script: str = "scripts/compute.py") -> list[str]:
         """A computation's ``code``: its entry ``script``, the import closure of
         ``attnbias.experiments.<func>`` and that of ``attnbias.io``, which writes its tables.
-        ``attnbias.workflow`` (logging, threads) and ``attnbias.runs`` (the training loop and its
-        resume bookkeeping) are left out: they do not change what a job computes."""
-        return sorted({script, *self.closures.code(f"experiments.{func}"), *self.module_code("io")})
+        ``attnbias.workflow`` (logging, threads) is left out: it does not change what a job
+        computes.  The training jobs' scripts (train, extend, gather) also run
+        ``src/attnbias/runs.py``, the loop deciding which runs are trained, relabelled or read: it
+        is part of their code (the file itself; its own imports are io and workflow)."""
+        runs = ["src/attnbias/runs.py"] if script != "scripts/compute.py" else []
+        return sorted(
+            {script, *runs, *self.closures.code(f"experiments.{func}"), *self.module_code("io")}
+        )
 
     # --- paths ------------------------------------------------------------------------------------
     def data_files(self, paper: str, group: str) -> list[str]:
