@@ -122,7 +122,9 @@ def train_inputs(wildcards):
 def batch_runs(wildcards):
     """A `train` job's runs, as scripts/train.py takes them (Table.run_params)."""
     paper, sweep, _ = entry_key(wildcards)
-    return [TABLE.run_params(paper, sweep, p, wildcards.root) for p in _batch(wildcards)]
+    return [
+        TABLE.run_params(paper, sweep, p, wildcards.root) for p in _batch(wildcards)
+    ]
 
 
 def train_threads(wildcards):
