@@ -9,8 +9,9 @@ import pytest
 from test_fastrates_dl_claims import _four, _linear, _run, _seeded
 
 from attnbias.claims import fastrates as fastrates_claims
-from attnbias.experiments.fastrates import edge_side, gather_dl
+from attnbias.experiments.fastrates import edge_side, gather_dl, select_runs
 from attnbias.io import save_data
+from attnbias.metrics.chance import LEARNED_MARGIN, majority_share
 from attnbias.runs import extension_runs, run_file, write_extension
 from attnbias.table import load_table
 from attnbias.table.registry import point_label
@@ -40,6 +41,44 @@ def test_edge_side_reads_the_seed_mean_choice():
     assert edge_side(_grid({0: (0.9, 0.8)}, lrs=(0.01, 0.03))) is None
     with pytest.raises(ValueError, match="one optimiser"):
         edge_side(_grid({0: (0.9, 0.8, 1.0)}) + _grid({0: (0.9, 0.8, 1.0)}, opt="sps"))
+
+
+def _with_acc(runs, accs_by_seed, counts=(36, 36, 35, 37, 36, 37, 36, 36, 35, 36)):
+    """``runs`` (from :func:`_grid`, seed-major) with validation accuracies and class counts
+    (digits' ten balanced classes: majority share 37/360 = 0.103)."""
+    accs = [a for seed in sorted(accs_by_seed) for a in accs_by_seed[seed]]
+    return [
+        (df, dict(meta, val_acc_at_select=a, data_info={"class_counts": list(counts)}))
+        for (df, meta), a in zip(runs, accs, strict=True)
+    ]
+
+
+def test_a_value_at_which_one_seed_did_not_learn_is_never_chosen():
+    # the top value has the lowest seed-mean loss (0.8), but seed 1's run stayed at chance
+    # (accuracy 0.11 < 0.103 + 0.02): the middle value (mean 0.85) is chosen, inside the grid
+    losses = {0: (0.9, 0.9, 0.5), 1: (0.9, 0.8, 1.1)}
+    accs = {0: (0.4, 0.4, 0.6), 1: (0.4, 0.45, 0.11)}
+    sel = select_runs(_with_acc(_grid(losses), accs))["sgd"]
+    assert sel["chosen"] == 0.03 and not sel["at_edge"]
+    assert sel["learned"] == [True, True, False]
+    assert sel["val_acc_by_seed"]["1"] == [0.4, 0.45, 0.11]
+    assert edge_side(_with_acc(_grid(losses), accs)) is None
+    # on the loss alone (no accuracies recorded) the top value wins and the grid is widened up
+    assert select_runs(_grid(losses))["sgd"]["chosen"] == 0.1
+    assert edge_side(_grid(losses)) == "up"
+    # 0.125 on every seed is learned (>= 0.123): the top value is chosen again
+    ok = {0: (0.4, 0.4, 0.6), 1: (0.4, 0.45, 0.125)}
+    assert select_runs(_with_acc(_grid(losses), ok))["sgd"]["chosen"] == 0.1
+    # no value learned on every seed: the seed-mean loss decides (and `trained` then fails)
+    none = {0: (0.05, 0.4, 0.6), 1: (0.4, 0.05, 0.11)}
+    sel = select_runs(_with_acc(_grid(losses), none))["sgd"]
+    assert sel["learned"] == [False, False, False] and sel["chosen"] == 0.1
+
+
+def test_the_selection_and_the_trained_check_share_one_margin():
+    assert LEARNED_MARGIN == 0.02
+    assert majority_share({"class_counts": [15955, 14431, 6811]}) == pytest.approx(0.4289, abs=1e-4)
+    assert majority_share({}) is None and majority_share(None) is None
 
 
 def test_the_table_gives_every_tuned_grid_an_extend_job():

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..metrics.chance import LEARNED_MARGIN, majority_share
 from .core import Claim, compare, holds, judged_over_seeds
 
 
@@ -107,18 +108,17 @@ def _run_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
             kind="sanity",
         )
     )
-    counts = (meta.get("data_info") or {}).get("class_counts")
-    if counts:  # every compared run learned something: a comparison of untrained runs is noise
-        base = max(counts) / sum(counts)
+    base = majority_share(meta.get("data_info"))
+    if base is not None:  # every compared run learned: a comparison of untrained runs is noise
         accs = {o: final_test_acc(df, meta, o) for o in meta["optimizers"]}
         least = min(accs, key=accs.get)
         out.append(compare(
             "trained",
             f"least final test accuracy of the selected runs ({least}; "
             + ", ".join(f"{o} {a:.3f}" for o, a in accs.items())
-            + f") minus the majority-class share {base:.3f} (at least 2 points: every run "
-            "learned)",
-            accs[least] - base, ">=", 0.02, kind="sanity",
+            + f") minus the majority-class share {base:.3f} (at least "
+            f"{100 * LEARNED_MARGIN:g} points: every run learned)",
+            accs[least] - base, ">=", LEARNED_MARGIN, kind="sanity",
         ))  # fmt: skip
     return out
 

@@ -9,11 +9,13 @@ import pandas as pd
 
 from ...analysis.fastrates import DL_OPTIMIZERS
 from ...io import gathered_control, load_data
+from ...metrics.chance import LEARNED_MARGIN, majority_share
 
 GATHER_COLUMNS = {
     "selected": (
         "true for the grid value chosen for this optimiser "
-        "(lowest seed-mean validation loss at the selection step)"
+        "(lowest seed-mean validation loss at the selection step among the values whose run "
+        "learned on every seed)"
     ),
     "seed": "the run's training seed (classifier head or model initialisation, batches, dropout)",
 }
@@ -32,24 +34,37 @@ def run_seed(meta: dict) -> int:
 
 def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
     """Per optimiser: the grid value with the lowest validation loss at the selection step, averaged
-    over the seeds (every seed then uses that value: one choice per optimiser, not per seed).
+    over the seeds (every seed then uses that value: one choice per optimiser, not per seed), among
+    the values whose run **learned on every seed**.
 
-    Returns {optimizer: {"grid", "val_loss", "val_loss_by_seed", "effective_lr", "chosen",
-    "chosen_effective_lr", "at_edge"}}: ``val_loss`` and ``effective_lr`` are the seed means per
-    grid value (SNGD's matched η and SPS's c depend on the seed's probe), ``val_loss_by_seed``
-    ``{seed: [per grid value]}``; ``at_edge`` says whether the chosen value is the smallest or
+    A value is eligible when, on every seed, its run's validation loss is finite and its validation
+    accuracy beats the majority-class share by ``LEARNED_MARGIN`` (the validation-split
+    counterpart of the sanity check `trained`, which asks it of the chosen runs on the test
+    split): a step size at which one draw diverges or stays at chance is not a valid choice, however
+    well the other draws do (their mean can hide it).  If no value is eligible, the choice falls
+    back to the lowest seed-mean loss among the values finite on every seed, and `trained` then
+    fails, as it should.  Runs that record no validation accuracy or no class counts are judged on
+    the loss alone.
+
+    Returns {optimizer: {"grid", "val_loss", "val_loss_by_seed", "val_acc_by_seed", "learned",
+    "effective_lr", "chosen", "chosen_effective_lr", "at_edge"}}: ``val_loss`` and
+    ``effective_lr`` are the seed means per grid value (SNGD's matched η and SPS's c depend on the
+    seed's probe), ``val_*_by_seed`` ``{seed: [per grid value]}``, ``learned`` per grid value
+    whether it learned on every seed; ``at_edge`` says whether the chosen value is the smallest or
     largest of a grid of two or more values (the grid is then extended by one factor-3 step in that
-    direction: docs/papers/fastrates.md#learning-rate-grids-and-selection).  A value with a diverged
-    run (no finite validation loss) on any seed is never chosen.
+    direction: docs/papers/fastrates.md#learning-rate-grids-and-selection).
     """
     acc: dict = {}
+    base = None
     for _, meta in runs:
-        v = meta.get("val_loss_at_select")
+        v, a = meta.get("val_loss_at_select"), meta.get("val_acc_at_select")
         cell = acc.setdefault(meta["optimizer"], {}).setdefault(float(meta["grid_value"]), {})
         cell[run_seed(meta)] = (
             float("nan") if v is None else float(v),
             float(meta["effective_lr"]),
+            float("nan") if a is None else float(a),
         )
+        base = majority_share(meta.get("data_info")) if base is None else base
     out: dict = {}
     for o, cells in acc.items():
         grid = sorted(cells)
@@ -57,15 +72,21 @@ def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
         missing = [(g, s) for g in grid for s in seeds if s not in cells[g]]
         if missing:
             raise ValueError(f"{o}: no run for (grid value, seed) {missing}")
-        by_seed = {str(s): [cells[g][s][0] for g in grid] for s in seeds}
         vl = np.array([[cells[g][s][0] for s in seeds] for g in grid], dtype=float)
-        mean = np.where(np.isfinite(vl).all(axis=1), vl.mean(axis=1), np.inf)
+        va = np.array([[cells[g][s][2] for s in seeds] for g in grid], dtype=float)
+        finite = np.isfinite(vl).all(axis=1)
+        # NaN accuracy (not recorded) never excludes; a diverged run's NaN loss does, above
+        below = (va < base + LEARNED_MARGIN) if base is not None else np.zeros_like(va, bool)
+        learned = finite & ~below.any(axis=1)
+        mean = np.where(finite, vl.mean(axis=1), np.inf)
         eff = [float(np.mean([cells[g][s][1] for s in seeds])) for g in grid]
-        best = int(np.argmin(mean))
+        best = int(np.argmin(np.where(learned, mean, np.inf) if learned.any() else mean))
         out[o] = {
             "grid": grid,
             "val_loss": [float(m) if np.isfinite(m) else float("nan") for m in mean],
-            "val_loss_by_seed": by_seed,
+            "val_loss_by_seed": {str(s): vl[:, i].tolist() for i, s in enumerate(seeds)},
+            "val_acc_by_seed": {str(s): va[:, i].tolist() for i, s in enumerate(seeds)},
+            "learned": learned.tolist(),
             "effective_lr": eff,
             "chosen": grid[best],
             "chosen_effective_lr": eff[best],
@@ -147,7 +168,9 @@ def gather_dl(
     )
     meta["selection_rule"] = (
         "per optimiser, the grid value with the lowest validation loss at the selection step, "
-        "averaged over the seeds (never the test set); every seed uses that value; a grid whose "
+        "averaged over the seeds (never the test set), among the values whose run learned on "
+        "every seed (finite validation loss, validation accuracy at least 2 points above the "
+        "majority-class share); every seed uses that value; a grid whose "
         "choice is at an edge is widened once by one factor-3 step on that side (the rule extend)"
     )
     return df, meta
