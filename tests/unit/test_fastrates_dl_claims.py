@@ -355,6 +355,10 @@ def test_claims_over_three_seeds(tmp_path):
     # the seed mean of SNGD's AUC gap: ((1.1+0.6)/2 + (1.1+0.95)/2 + (1.1+0.7)/2)/3 - (1.1+0.9)/2
     assert auc.value == pytest.approx((0.85 + 1.025 + 0.9) / 3 - 1.0)
     assert not claims["auc_sps"].passed and claims["auc_sps"].seeds["0"]["passed"]
+    # the seed mean's statement names SPS by its chosen grid value, c being matched per seed
+    assert "SPS lr=0.1 at the start (c matched per seed) minus SGD lr=0.03" in (
+        claims["auc_sps"].statement
+    )
     assert claims["finite"].passed and claims["finite"].rule == "on every seed (3)"
     # a sanity check failing on one seed fails the figure (its paper claims are then void)
     by_seed[1] = _four(accs=(0.30, 0.66, 0.62, 0.68))

@@ -58,8 +58,11 @@ def _lr_note(meta: dict, opt: str) -> str:
     e = meta["selection"][opt]
     name = opt.upper() if opt != "adamw" else "AdamW"
     c = ((meta.get("runs", {}).get(opt) or {}).get("optimizer_extra") or {}).get("c")
-    if opt == "sps" and c is not None:  # its Polyak step matched to SGD's rate e["chosen"]
-        return f"SPS c={c:.3g} (lr={e['chosen']:.3g} at the start)"
+    if opt == "sps":  # its Polyak step matched to SGD's rate e["chosen"]; c is per seed
+        if c is not None:
+            return f"SPS c={c:.3g} (lr={e['chosen']:.3g} at the start)"
+        # the seed mean: c was matched on each seed (its effective_lr is the cap γ_b)
+        return f"SPS lr={e['chosen']:.3g} at the start (c matched per seed)"
     eff = e.get("chosen_effective_lr", e["chosen"])
     step = "η" if opt == "sngd" else "lr"
     return f"{name} {step}={eff:.3g}"
