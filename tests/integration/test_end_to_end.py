@@ -44,8 +44,8 @@ FRAGILE = {
 # a quarter of the quick preset's length (tests/config/ci_fastrates.yaml), so their paper claims
 # and sanity checks are recorded in the summary and the captions, not asserted here; that their
 # void accounting is right is asserted, and so is the negative control's failure of every paper
-# claim.  The quick preset's own verdicts over seeds 0-2 (Figs 1 and 4 valid, Fig 7 not: SPS at its
-# grid edge) are in docs/controls.md.
+# claim.  The quick preset's own verdicts (Figs 1, 4 and 7 valid on each of the five draws of
+# 2026-11-28, seeds 0-2 per draw) are in docs/controls.md.
 # Known honest failures of the quick preset, over seeds 0-2:
 # - the lowrank ViT's PV rank@10⁻² drop (seed mean 0.48 at 15 epochs, 1 of 3 seeds, against the
 #   stated halving);
