@@ -91,6 +91,17 @@ def snakemake_cmd(*args, cwd=None, timeout=600, check=False):
     return res
 
 
+def job_outputs(log: str, rule: str) -> list[str]:
+    """The first output of every job of ``rule`` in a Snakemake log (a dry run or a run)."""
+    out = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", log):
+        if re.match(rf"(?:local)?rule {rule}:", block.strip()):
+            m = re.search(r"^\s+output: ([^,\n]+)", block, re.M)
+            if m:
+                out.append(m[1].strip())
+    return out
+
+
 def registered_figures():
     """(paper, figure) pairs from the workflow's own figure table: its target aliases
     `<paper>_<fig>` (``--list-target-rules``)."""

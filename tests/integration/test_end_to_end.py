@@ -6,7 +6,7 @@ import re
 import zipfile
 
 import pytest
-from conftest import ci_configfiles, set_reference, snakemake_cmd
+from conftest import ci_configfiles, job_outputs, set_reference, snakemake_cmd
 
 
 @pytest.fixture
@@ -62,17 +62,6 @@ def _unasserted(paper: str, figure: str, claim: dict) -> bool:
     """A verdict recorded but not asserted: fragile, a known honest failure, or a claim of the
     stochastic stand-ins."""
     return (paper, figure, claim["id"]) in FRAGILE | KNOWN_QUICK or (paper, figure) in STOCHASTIC
-
-
-def job_outputs(log: str, rule: str) -> list[str]:
-    """The first output of every job of ``rule`` in a Snakemake log (a dry run or a run)."""
-    out = []
-    for block in re.split(r"\n(?=(?:local)?rule \w+:)", log):
-        if re.match(rf"(?:local)?rule {rule}:", block.strip()):
-            m = re.search(r"^\s+output: ([^,\n]+)", block, re.M)
-            if m:
-                out.append(m[1].strip())
-    return out
 
 
 def test_every_claim_passes(run_dir):
