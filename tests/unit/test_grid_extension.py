@@ -147,6 +147,7 @@ def test_the_gather_judges_the_widened_grid(tmp_path):
     df, meta = gathered(0.9, "inside")
     sel = meta["selection"]["sngd"]
     assert sel["grid"] == [0.03, 0.1, 0.3] and sel["chosen"] == 0.1 and not sel["at_edge"]
+    assert "validation accuracy at least 2 points above the majority" in meta["selection_rule"]
     assert sel["extension"] == {"side": "up", "value": 0.3}
     (claim,) = [c for c in fastrates_claims.fig1((df, meta)) if c.id == "lr_interior"]
     assert claim.passed and "sngd: 0.1 of [0.03, 0.1, 0.3], widened up once" in claim.statement

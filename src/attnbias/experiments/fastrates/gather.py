@@ -169,8 +169,9 @@ def gather_dl(
     meta["selection_rule"] = (
         "per optimiser, the grid value with the lowest validation loss at the selection step, "
         "averaged over the seeds (never the test set), among the values whose run learned on "
-        "every seed (finite validation loss, validation accuracy at least 2 points above the "
-        "majority-class share); every seed uses that value; a grid whose "
+        f"every seed (finite validation loss, validation accuracy at least "
+        f"{100 * LEARNED_MARGIN:g} points above the majority-class share); every seed uses that "
+        "value; a grid whose "
         "choice is at an edge is widened once by one factor-3 step on that side (the rule extend)"
     )
     return df, meta
