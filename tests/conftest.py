@@ -218,3 +218,66 @@ def session_uses(request, fixture: str) -> bool:
     """Whether any test collected in this session asks for ``fixture`` (a shared set-up that is
     then worth reusing rather than redoing a part of it)."""
     return any(fixture in getattr(item, "fixturenames", ()) for item in request.session.items)
+
+
+# --- Running in parallel (pytest-xdist: `-n auto --dist loadscope` in pyproject.toml) -----------
+#
+# Each test file runs whole on one worker, so a module's set-up is made once; files that share a
+# session set-up run on one worker together, so it is made once too (:func:`xdist_group_of`, used
+# by the scheduler below).  The costliest groups are handed out first (longest first keeps the
+# workers busy to the end); the rest follow in collection order.  `pytest -n 0` runs everything
+# in one process.
+
+# Files that share a session-scoped set-up (or a machine-wide resource) run together.
+SHARED_GROUPS = {
+    # the end-to-end run (`quick_run`): the resume test reads its uninterrupted table
+    "tests/integration/test_end_to_end.py": "quick_run",
+    "tests/integration/test_resume.py": "quick_run",
+    # the local SLURM cluster is one per machine (tests/slurm/local_slurm.sh)
+    "tests/slurm/test_slurm_cluster.py": "slurm",
+    "tests/slurm/test_profiles.py": "slurm",
+}
+
+# The groups that take minutes (the durations CI prints), longest first.
+LONGEST_FIRST = (
+    "quick_run",
+    "tests/workflow/test_schema_minimums.py",
+    "slurm",
+    "tests/integration/test_rehearsal.py",
+    "tests/workflow/test_robustness_run.py",
+    "tests/workflow/test_hermetic.py",
+)
+
+# Workers beyond this many only add memory: the longest group (the end-to-end run, 2 cores) is
+# the critical path.
+MAX_WORKERS = 4
+
+
+def xdist_group_of(nodeid: str) -> str:
+    """The group of a test (its node id, ``tests/<dir>/<file>.py::<name>``): the shared set-up's
+    it needs, else its file's."""
+    path = nodeid.split("::", 1)[0]
+    return SHARED_GROUPS.get(path, path)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {g: i for i, g in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(xdist_group_of(item.nodeid), len(rank)))  # stable
+
+
+def pytest_xdist_auto_num_workers(config):
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduling (whole scopes to one worker, in collection order with
+    ``--no-loadscope-reorder``) with :func:`xdist_group_of` as the scope.  (xdist's own
+    ``loadgroup`` marks do not reach its scheduler under pytest 9: it renames ``_nodeid``, which
+    pytest 9's node ids no longer read.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group_of(nodeid)
+
+    return ByGroup(config, log)

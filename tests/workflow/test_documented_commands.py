@@ -177,6 +177,7 @@ DOCUMENTED = {
     "pytest -m gpu": ByTest("tests/unit/test_cuda_paths.py", "pytest.mark.gpu"),
     'pytest -m "not slurm"': ByTest("tests/slurm/test_slurm_cluster.py", "pytest.mark.slurm"),
     "pytest tests/unit": ByTest("tests/unit/test_environment.py", "def test_"),
+    "pytest -n 0": ByTest("tests/workflow/test_hermetic.py", '"-n", "0"'),
     "python benchmarks/resource_table.py --update docs/cluster.md": ByTest(
         "tests/slurm/test_profiles.py", "resource_table"
     ),

@@ -61,7 +61,7 @@ def test_suite_passes_beside_a_finished_run_and_leaves_it_alone(finished_fig1c, 
     assert any(k.startswith(".snakemake/") for k in before) and len(before) > 300
 
     res = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", DAG_TESTS,
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-k", DAG_TESTS,
          "tests/workflow/test_dag.py"],
         cwd=checkout, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
