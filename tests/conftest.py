@@ -266,7 +266,9 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_xdist_auto_num_workers(config):
-    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+    """One worker per core this process may run on (its CPU affinity), at most MAX_WORKERS."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, MAX_WORKERS))
 
 
 def pytest_xdist_make_scheduler(config, log):
