@@ -53,3 +53,18 @@ def test_layout_limits():
         len(p.read_text().splitlines()) for p in (root / "workflow" / "schemas").glob("*.yaml")
     )
     assert schema_lines < 1500, schema_lines
+
+
+def test_files_sharing_a_session_set_up_share_a_worker():
+    """Every test file that uses the end-to-end run (``quick_run``) is in its worker group
+    (tests/conftest.py, ``SHARED_GROUPS``); a file outside it would make a second end-to-end run
+    on another worker, about 1,100 CPU-seconds more."""
+    from conftest import ROOT, xdist_group_of
+
+    users = [
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "tests").rglob("test_*.py")
+        if "quick_run" in p.read_text() and p != Path(__file__).resolve()
+    ]
+    assert "tests/integration/test_end_to_end.py" in users
+    assert {f: xdist_group_of(f"{f}::t") for f in users} == dict.fromkeys(users, "quick_run")
