@@ -134,20 +134,26 @@ def test_a_figure_caption_shows_its_robustness_note(tmp_path):
     from attnbias.claims.robustness import figure_notes
 
     table = pd.DataFrame(
-        [("fastrates", "fig4", "paper", "auc_sngd", "fragile", 3, 5, "1 4"),
-         ("fastrates", "fig4", "paper", "auc_sps", "fails", 0, 5, "0 1 2 3 4"),
-         ("fastrates", "fig4", "paper", "final_sngd", "holds", 5, 5, "")],
-        columns=["paper", "figure", "kind", "claim", "status", "passed", "seeds", "failed_on"],
+        [("fastrates", "fig4", "paper", "auc_sngd", "fragile", 3, 5, "1 4", "inconclusive",
+          "9/15 hold, 11 needed", "0:passed 1:inconclusive 2:passed 3:passed 4:inconclusive"),
+         ("fastrates", "fig4", "paper", "auc_sps", "fails", 0, 5, "0 1 2 3 4", "failed",
+          "0/15 hold, 11 needed", "0:failed 1:failed 2:failed 3:failed 4:failed"),
+         ("fastrates", "fig4", "paper", "final_sngd", "holds", 5, 5, "", "passed",
+          "15/15 hold, 11 needed", "0:passed 1:passed 2:passed 3:passed 4:passed")],
+        columns=["paper", "figure", "kind", "claim", "status", "passed", "seeds", "failed_on",
+                 "pooled", "pooled_seeds", "verdicts"],
     )  # fmt: skip
     note = tmp_path / "fig4.rst"
     note.write_text(figure_notes(table, [0, 1, 2, 3, 4])[("fastrates", "fig4")])
     out = tmp_path / "fastrates_fig4.rst"
     render_caption(REPORT / "fastrates_fig4.rst", _claims_doc("none"), {}, out)
     text = _jinja(WRAPPER.read_text(), rendered=out, note=note)
-    assert "1/3 paper claims hold on every seed" in text and "3 of 5 seeds pass" in text
-    assert "Fail on every seed: ``auc_sps``" in text
+    assert "1/3 paper claims hold, 1 fail, 1 inconclusive; 1/3 hold on every draw" in text
+    assert "``auc_sngd`` (paper) changes verdict between draws" in text
+    assert "pooled inconclusive (9/15 hold, 11 needed)" in text
+    assert "Fail on every draw: ``auc_sps``" in text
     assert not _system_messages(text)
-    assert "Over seeds" not in _rendered(REPORT / "fastrates_fig4.rst", tmp_path)  # none yet
+    assert "Over the draws" not in _rendered(REPORT / "fastrates_fig4.rst", tmp_path)  # none yet
 
 
 def test_system_message_check_can_fail():

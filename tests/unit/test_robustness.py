@@ -78,9 +78,16 @@ def test_statuses_counts_and_order(tmp_path):
     # fragile first, then held (paper before sanity), then measured once
     assert list(robustness_table(seeds).claim) == ["ratio", "order", "ok", "cos"]
     text = headline(robustness_table(seeds), [0, 1, 2])
-    assert text.startswith("Paper claims that hold on every seed: 2/3 (seeds 0, 1, 2; 1 of them")
-    assert "Seed-fragile: 1, 1 not yet examined." in text
-    assert "Fail on every seed where their run is valid: 0.  Void on some seed: 0." in text
+    # pooled over the three draws (one seed each): ratio 2 of 3 is short of the 3 the sign test
+    # needs, order holds on 3 of 3, cos is measured once (1 of 1)
+    assert text.startswith("Paper claims pooled over the seeds of every draw (seed shifts 0, 1, "
+                           "2): 2/3 hold, 0 fail, 1 inconclusive, 0 void (1 of them measured once")
+    assert t.loc["ratio", "pooled"] == "inconclusive"
+    assert t.loc["ratio", "pooled_seeds"] == "2/3 hold, 3 needed"
+    assert t.loc["ratio", "verdicts"] == "0:passed 1:failed 2:passed"
+    assert "Per draw: 2 hold on every draw, 1 seed-fragile (1 not yet examined), 0 fail on " \
+        "every draw where their run is valid, 0 inconclusive on every such draw, 0 void on some " \
+        "draw." in text  # fmt: skip
 
 
 def test_an_examined_claim_is_judged_by_its_rate_and_documented(tmp_path):
@@ -119,8 +126,9 @@ def test_write_robustness_puts_the_headline_and_every_claim(tmp_path):
     shows = dict(preset="quick", control="none", folders=["results", "results/seed-1"])
     table = write_robustness(seeds, tmp_path / "s.md", tmp_path / "s.csv", shows)
     md = (tmp_path / "s.md").read_text()
-    assert "**Paper claims that hold on every seed: 1/3" in md
-    assert "| p | figA | paper | ratio | fails | 0/2 | 0 1 |  |" in md
+    assert "**Paper claims pooled over the seeds of every draw (seed shifts 0, 1): 1/3 hold" in md
+    assert "| p | figA | paper | ratio | failed | 0/2 hold, 2 needed | fails | 0:failed 1:failed |" \
+        in md  # fmt: skip
     assert len(pd.read_csv(tmp_path / "s.csv")) == len(table) == 4
 
 
@@ -157,15 +165,16 @@ def test_a_seed_whose_run_failed_a_sanity_check_voids_its_paper_claims(tmp_path)
         exam = {"p/figA/ratio": {"outcome": "a", "rate": rate, "note": "typical draws"}}
         assert robustness_table(seeds, exam).set_index("claim").loc["ratio", "status"] == status
     text = headline(robustness_table(seeds), [0, 1, 2, 3])
-    assert "Paper claims that hold on every seed: 0/2" in text
-    assert "Void on some seed: 2 (their figure's run failed a sanity check there; 1 pass on " \
-        "every other seed, 0 void on every seed)." in text  # fmt: skip
+    # pooled over the three valid draws: order 3 of 3 holds; ratio 2 of 3 is inconclusive
+    assert "(seed shifts 0, 1, 2, 3): 1/2 hold, 0 fail, 1 inconclusive, 0 void" in text
+    assert "Per draw: 0 hold on every draw" in text
+    assert "2 void on some draw (1 pass on every other draw, 0 void on every draw)." in text
     notes = figure_notes(robustness_table(seeds), [0, 1, 2, 3])[("p", "figA")]
-    assert "Void (the figure's run failed a sanity check): ``ratio`` on seed 1, ``order`` on " \
-        "seed 1." in notes  # fmt: skip
+    assert "Void (the figure's run failed a sanity check): ``ratio`` on draw 1, ``order`` on " \
+        "draw 1." in notes  # fmt: skip
     assert figure_summary(robustness_table(seeds))[("p", "figA")] == (
-        "0/2 hold on all 4 seeds; 1 seed-fragile; 2 void on some seed; sanity failing on some "
-        "seed: ok"
+        "pooled: 1/2 hold, 1 inconclusive; 0/2 hold on all 4 draws; 1 seed-fragile; 2 void on "
+        "some draw; sanity failing on some draw: ok"
     )
 
 

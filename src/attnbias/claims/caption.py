@@ -10,17 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from .core import failed_sanity, is_not_measurable, verdicts
-
-
-def _over_seeds(claim: dict) -> str:
-    """`` — seeds: 0 ✓ 0.12, 1 ✗ -0.03, …; rule`` for a claim judged over seeds, else ""."""
-    if not claim.get("seeds"):
-        return ""
-    each = ", ".join(
-        f"{s} {'✓' if r['passed'] else '✗'} {_short(r['value'])}" for s, r in claim["seeds"].items()
-    )
-    return f"; seeds: {each} (holds {claim['rule']})"
+from .core import failed_sanity, is_not_measurable, reason, verdicts
 
 
 def _short(value) -> str:
@@ -54,7 +44,9 @@ def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=N
     """Report caption = the figure's static caption (the file ``template_path``, or ``text`` when
     it is None) + the preset + the verdicts (:func:`attnbias.claims.core.verdicts`: a paper claim
     of a figure that failed a sanity check is void), grouped by claim kind: paper claims first
-    (the evidence), then sanity checks, then identities (listed, never counted)."""
+    (the evidence), then sanity checks, then identities (listed, never counted).  Every line ends
+with the reason for its verdict (:func:`attnbias.claims.core.reason`), and each failed or
+inconclusive paper claim gets one sentence after the tally."""
     static = Path(template_path).read_text() if template_path else text
     text = static.rstrip() + "\n\n"
     if claims_doc.get("control", "none") != "none":
@@ -76,7 +68,8 @@ def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=N
     n = {k: Counter(verdict[c["id"]] for c in groups[k]) for k in ("paper", "sanity")}
     paper = (
         f"{n['paper']['passed']}/{len(groups['paper'])} passed, {n['paper']['failed']} failed, "
-        f"{n['paper']['void']} void" + (f" (sanity {void_by} failed)" if failed else "")
+        f"{n['paper']['inconclusive']} inconclusive, {n['paper']['void']} void"
+        + (f" (sanity {void_by} failed)" if failed else "")
     )
     if is_not_measurable(claims_doc):
         paper = f"void: not measurable at these settings (sanity {void_by} failed)"
@@ -87,16 +80,27 @@ def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=N
         f"**Identities (not evidence):** {len(groups['identity'])}.",
     ]
     text += f"**Preset:** {preset}.  " + "  ".join(tally) + "\n\n"
+    # one generated sentence per paper claim that does not hold on a valid run
+    why = [
+        f"``{c['id']}`` {'is inconclusive' if verdict[c['id']] == 'inconclusive' else 'fails'}: "
+        + _rst_escape(reason(c, verdict[c["id"]]).removeprefix("inconclusive: ")) + "."
+        for c in groups["paper"]
+        if verdict[c["id"]] in ("failed", "inconclusive")
+    ]
+    if why:
+        text += "**Why not held:** " + "  ".join(why) + "\n\n"
     for kind, label, meaning in _CAPTION_KINDS:
         if not groups[kind]:
             continue
         text += f"*{label}* ({meaning}):\n\n"
         for c in groups[kind]:
-            mark = {"passed": "PASS", "failed": "**FAIL**", "void": "*VOID*"}[verdict[c["id"]]]
+            v = verdict[c["id"]]
+            mark = {"passed": "PASS", "failed": "**FAIL**", "inconclusive": "*INCONCLUSIVE*",
+                    "void": "*VOID*"}[v]  # fmt: skip
             text += (
                 f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured "
-                f"``{_short(c['value'])}``, "
-                f"threshold ``{c['threshold']}``{_over_seeds(c)}\n"
+                f"``{_short(c['value'])}``, threshold ``{c['threshold']}``; "
+                f"{_rst_escape(reason(c, v, failed))}\n"
             )
         text += "\n"
     Path(out_path).write_text(text.rstrip() + "\n")

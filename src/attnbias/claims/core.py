@@ -17,12 +17,14 @@ Every claim has a **kind** (:data:`KINDS`), chosen at the call site (no default)
   non-negative).  Identities belong in unit tests; one kept in a claim file only documents a
   plotted bound and is never counted as evidence.
 
-**Verdicts.**  A claim file keeps each claim's ``passed`` as measured.  What a claim *says* is its
-verdict (:func:`verdicts`, the one place it is derived; the summary, the report captions, the strict
-gate and the robustness table all use it): ``passed`` or ``failed`` as measured, except that
-the paper claims of a figure whose run failed a sanity check (``measurable`` included: a figure
-not measurable at its settings) are ``void``, neither evidence for the paper nor against it, and
-name the failed checks (:func:`failed_sanity`).
+**Verdicts.**  A claim file keeps each claim's ``passed`` as measured and, for a claim judged over
+seeds, its ``outcome`` (passed / failed / inconclusive, :func:`over_seeds`).  What a claim *says*
+is its verdict (:func:`verdicts`, the one place it is derived; the summary, the report captions,
+the strict gate and the robustness table all use it): ``passed``, ``failed`` or ``inconclusive``
+as measured, except that the paper claims of a figure whose run failed a sanity check
+(``measurable`` included: a figure not measurable at its settings) are ``void``, neither evidence
+for the paper nor against it, and name the failed checks (:func:`failed_sanity`).  Every claim
+carries a ``reason`` generated from its values (:func:`reason`), written beside its verdict.
 
 Check functions for each paper live in ``attnbias.claims.<paper>`` and are shared by the
 workflow's claim rules and the tests, so "what the figure claims" has one implementation.
@@ -50,7 +52,10 @@ _OPS = {
 
 
 KINDS = ("paper", "sanity", "identity")
-VERDICTS = ("passed", "failed", "void")
+VERDICTS = ("passed", "failed", "inconclusive", "void")
+# The largest chance that a claim judged over seeds holds when its effect is nil: each seed is then
+# equally likely to land on either side of the threshold (docs/outputs.md#claims-over-seeds).
+FALSE_PASS = 1 / 8
 
 
 @dataclass
@@ -65,6 +70,10 @@ class Claim:
     # ``{"<seed>": {"value": ..., "passed": ...}}``, and the rule that combined them
     seeds: dict | None = None
     rule: str | None = None
+    # over seeds: "passed", "failed" or "inconclusive" (:func:`over_seeds`; ``passed`` is then
+    # ``outcome == "passed"``), and the reason in words, generated from the values
+    outcome: str | None = None
+    reason: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -73,16 +82,127 @@ class Claim:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["passed"] = bool(self.passed)
-        for k in ("seeds", "rule"):
+        for k in ("seeds", "rule", "outcome", "reason"):
             if d[k] is None:
                 del d[k]
         return jsonable(d)
 
 
-def seeds_needed(n: int) -> int:
-    """How many of ``n`` seeds a paper claim must hold on (:func:`over_seeds`): at least two
-    thirds, rounded up (2 of 3, 3 of 4, 4 of 5; every seed when there are fewer than 3)."""
-    return n if n < 3 else -(-2 * n // 3)
+def _binom_tail(n: int, k: int) -> float:
+    """P[Binomial(n, 1/2) ≥ k]."""
+    return sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n
+
+
+def seeds_needed(n: int, false_pass: float = FALSE_PASS) -> int:
+    """How many of ``n`` seeds must agree for a claim judged over them to be resolved
+    (:func:`over_seeds`): the smallest ``k`` with P[Binomial(n, ½) ≥ k] ≤ ``false_pass`` (a
+    one-sided sign test), so that a claim with no effect at all, each seed equally likely on
+    either side of its threshold, holds with probability at most ``false_pass``: 3 of 3, 4 of 4,
+    5 of 5, 5 of 6, 6 of 7, 11 of 15.  With fewer than three seeds no count reaches 1/8: every seed
+    (false-pass rate 1/2 or 1/4, :func:`false_pass_rate`)."""
+    if n < 1:
+        raise ValueError("a claim over seeds needs at least one seed")
+    return next((k for k in range(n + 1) if _binom_tail(n, k) <= false_pass), n)
+
+
+def false_pass_rate(n: int, false_pass: float = FALSE_PASS) -> float:
+    """The chance that a claim with no effect holds over ``n`` seeds by :func:`seeds_needed`."""
+    return _binom_tail(n, seeds_needed(n, false_pass))
+
+
+def resolve(outcomes) -> str:
+    """``"passed"``, ``"failed"`` or ``"inconclusive"`` from the seeds' outcomes (booleans): passed
+    when at least :func:`seeds_needed` of them hold, failed when at least as many fail, else
+    inconclusive (the seeds disagree more than chance allows)."""
+    outcomes = [bool(x) for x in outcomes]
+    n, k = len(outcomes), sum(outcomes)
+    need = seeds_needed(n)
+    return "passed" if k >= need else "failed" if n - k >= need else "inconclusive"
+
+
+def _num(v) -> str:
+    """A value as a reason shows it: numbers to 3 significant digits, signed when any could be
+    negative; other values by their outcome only."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return "…"
+    return f"{v:+.3g}" if math.isfinite(v) else "nan"
+
+
+def _numbers(values) -> list[float] | None:
+    vals = list(values)
+    if vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        return [float(v) for v in vals]
+    return None
+
+
+def seeds_text(seeds: dict) -> str:
+    """``0 ✓ +0.37, 1 ✗ +0.62, …`` (each seed's mark and value), then the mean and the range of
+    the finite numbers: ``; mean +0.44, min–max +0.34 – +0.62``."""
+    each = ", ".join(
+        f"{s} {'✓' if r['passed'] else '✗'}"
+        + ("" if _numbers([r["value"]]) is None else f" {_num(r['value'])}")
+        for s, r in seeds.items()
+    )
+    nums = _numbers(r["value"] for r in seeds.values())
+    finite = [v for v in nums or [] if math.isfinite(v)]
+    if finite:
+        each += (f"; mean {_num(float(np.mean(finite)))}, min–max {_num(min(finite))} – "
+                 f"{_num(max(finite))}")  # fmt: skip
+    return each
+
+
+def reason(claim: dict, verdict: str | None = None, void_by=()) -> str:
+    """Why a claim has its verdict, in words generated from its values: a claim measured once
+    ("meets > 0 with +0.3"), over seeds (each seed's value and outcome, the mean and the range,
+    the count the rule needs), or void (the failed sanity checks).
+
+    Parameters
+    ----------
+    claim : dict
+        A claim record (:meth:`Claim.to_dict`).
+    verdict : str, optional
+        Its verdict (:func:`verdicts`); default its measured outcome.
+    void_by : sequence of str
+        The failed sanity checks of its figure, for a void claim.
+    """
+    verdict = verdict or claim.get("outcome") or ("passed" if claim["passed"] else "failed")
+    if verdict == "void":
+        checks = ", ".join(void_by) or "a sanity check"
+        return f"void: its figure's run failed the sanity check {checks}, so it is not evidence"
+    if claim.get("reason"):
+        return claim["reason"]
+    v, threshold = claim["value"], str(claim["threshold"])
+    if threshold == "true":  # a structural claim (:func:`holds`) with no threshold of its own
+        text = "holds" if claim["passed"] else "does not hold"
+    else:
+        text = f"{'meets' if claim['passed'] else 'misses'} {threshold}"
+    if _numbers([v]) is not None:
+        return f"{text} with {_num(v)}"
+    return f"{text}: {v}" if isinstance(v, str) else text
+
+
+def _seed_reason(kind: str, outcome: str, record: dict, need: int, mean: Claim | None) -> str:
+    """The reason of a claim judged over seeds (:func:`over_seeds`)."""
+    n, k = len(record), sum(r["passed"] for r in record.values())
+    values = seeds_text(record)
+    if kind != "paper":
+        return (f"holds on every seed ({n}): {values}" if outcome == "passed" else
+                f"fails on {n - k} of {n} seeds (a valid run needs every seed): {values}")
+    on_mean = "" if mean is None else (
+        f"; on the seed-mean data {_num(mean.value) if _numbers([mean.value]) else ''}"
+        f"{' ✓' if mean.passed else ' ✗'}"
+    )
+    if outcome == "passed":
+        return f"holds on {k} of {n} seeds (needs {need}){on_mean}: {values}"
+    if outcome == "failed":
+        return f"fails on {n - k} of {n} seeds (needs {need}){on_mean}: {values}"
+    by_seeds = "passed" if k >= need else "failed" if n - k >= need else None
+    if by_seeds is not None:  # the seeds agree, the seed-mean data do not
+        side = "hold" if by_seeds == "passed" else "fail"
+        return (f"inconclusive: {max(k, n - k)} of {n} seeds {side} but the seed-mean data "
+                f"disagree{on_mean}: {values}")  # fmt: skip
+    return (f"inconclusive: seeds disagree ({k} hold, {n - k} fail; a verdict needs {need} of "
+            f"{n}){on_mean}: {values}")  # fmt: skip
 
 
 def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
@@ -91,10 +211,16 @@ def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
 
     - a **sanity** check or identity holds only if it holds on every seed (each seed's run must be
       valid); its value is that of the first seed on which it failed, else of the first seed;
-    - a **paper** claim holds if it holds on the seed-mean data (``mean``: the claims measured on
-      the curves averaged over seeds) and on at least :func:`seeds_needed` of the seeds; its value
-      is the seed mean's.  Without ``mean`` (``None``) the per-seed rule alone decides and the value
-      is the median of the seeds' values.
+    - a **paper** claim is resolved by a sign test over the seeds (:func:`resolve`): it is
+      ``passed`` when at least :func:`seeds_needed` of them hold (3 of 3) and the claim measured
+      on the seed-mean data (``mean``) holds too, ``failed`` when as many fail and the seed-mean
+      data fail too, and ``inconclusive`` otherwise: the seeds disagree, or the seed mean
+      contradicts them.  With no effect at all it holds with probability at most
+      :data:`FALSE_PASS`.  Its value is the seed mean's; without ``mean`` (``None``) the seeds
+      alone decide and the value is the median of the seeds' values.
+
+    Every claim gets its ``reason`` (each seed's value and outcome, mean and min–max, and the
+    outcome in words).
 
     Parameters
     ----------
@@ -108,7 +234,7 @@ def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
     -------
     list of Claim
         One claim per id, in the first seed's order, with ``seeds`` (every seed's value and
-        outcome) and ``rule`` filled in.
+        outcome), ``rule``, ``outcome`` and ``reason`` filled in.
     """
     seeds = sorted(per_seed)
     first = per_seed[seeds[0]]
@@ -117,7 +243,8 @@ def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
         if [c.id for c in per_seed[s]] != ids:
             raise ValueError(f"seed {s} has other claims than seed {seeds[0]}")
     on_mean = {c.id: c for c in (mean or [])}
-    need = seeds_needed(len(seeds))
+    n = len(seeds)
+    need = seeds_needed(n)
     out = []
     for i, cid in enumerate(ids):
         each = {s: per_seed[s][i] for s in seeds}
@@ -127,24 +254,31 @@ def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
         if base.kind != "paper":
             failing = [c for c in each.values() if not c.passed]
             pick = failing[0] if failing else base
+            outcome = "passed" if held == n else "failed"
             out.append(Claim(cid, base.kind, pick.statement, pick.value, pick.threshold,
-                             held == len(seeds), record, f"on every seed ({len(seeds)})"))
+                             held == n, record, f"on every seed ({n})", outcome,
+                             _seed_reason(base.kind, outcome, record, n, None)))  # fmt: skip
             continue
         m = on_mean.get(cid)
         if m is None and mean is not None:
             raise ValueError(f"paper claim {cid!r} was not measured on the seed-mean data")
+        outcome = resolve(c.passed for c in each.values())
         if m is not None:
-            value, passed = m.value, bool(m.passed) and held >= need
-            rule = f"on the seed mean and on at least {need} of {len(seeds)} seeds"
+            value = m.value
+            if outcome != "inconclusive" and bool(m.passed) != (outcome == "passed"):
+                outcome = "inconclusive"
+            rule = (f"sign test: {need} of {n} seeds agree and the seed mean with them "
+                    f"(false-pass rate ≤ {false_pass_rate(n):.3g})")  # fmt: skip
         else:
-            vals = [c.value for c in each.values()]
-            nums = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
-            value = float(np.median(vals)) if nums else base.value
-            passed, rule = held >= need, f"on at least {need} of {len(seeds)} seeds"
+            vals = _numbers(c.value for c in each.values())
+            value = float(np.median(vals)) if vals else base.value
+            rule = (f"sign test: {need} of {n} seeds agree "
+                    f"(false-pass rate ≤ {false_pass_rate(n):.3g})")  # fmt: skip
         # the statement of the seed mean (a seed's may name that seed's numbers)
         statement = m.statement if m is not None else base.statement
-        out.append(Claim(cid, "paper", statement, value, base.threshold, passed, record,
-                         rule))  # fmt: skip
+        out.append(Claim(cid, "paper", statement, value, base.threshold, outcome == "passed",
+                         record, rule, outcome,
+                         _seed_reason("paper", outcome, record, need, m)))  # fmt: skip
     return out
 
 
@@ -237,32 +371,45 @@ def failed_sanity(claims) -> list[str]:
 
 
 def verdicts(claims) -> list[str]:
-    """The verdict of each of one figure's claims (records with ``kind``, ``id`` and ``passed``),
-    in order: one of :data:`VERDICTS`.
+    """The verdict of each of one figure's claims (records with ``kind``, ``id``, ``passed`` and,
+    over seeds, ``outcome``), in order: one of :data:`VERDICTS`.
 
     A paper claim is ``void`` when a sanity check of the same figure failed (its run is not valid,
-    so the claim is neither a pass nor a fail; :func:`failed_sanity` names the checks), else
-    ``passed`` / ``failed`` as measured.  Sanity checks and identities keep their measured outcome.
+    so the claim is neither a pass nor a fail; :func:`failed_sanity` names the checks), else its
+    outcome: ``passed`` / ``failed`` as measured, or ``inconclusive`` when it was judged over seeds
+    that did not resolve it (:func:`over_seeds`).  Sanity checks and identities keep their measured
+    outcome.
     """
     claims = list(claims)
     void = bool(failed_sanity(claims))
-    return [
-        "void" if void and c["kind"] == "paper" else ("passed" if c["passed"] else "failed")
-        for c in claims
-    ]
+    out = []
+    for c in claims:
+        if void and c["kind"] == "paper":
+            out.append("void")
+        elif c.get("outcome") == "inconclusive":
+            out.append("inconclusive")
+        else:
+            out.append("passed" if c["passed"] else "failed")
+    return out
 
 
 def write_claims(
     path, paper: str, figure: str, preset: str, claims: list[Claim], control: str = "none"
 ) -> dict:
-    """Write a figure's claim file.  ``control``: "null" when the data were made under the negative
-    control (``--config control=null``): the paper claims are then expected to fail."""
+    """Write a figure's claim file: every claim with its ``verdict`` (:func:`verdicts`) and the
+    ``reason`` for it (:func:`reason`).  ``control``: "null" when the data were made under the
+    negative control (``--config control=null``): the paper claims are then expected to fail or
+    be inconclusive."""
+    records = [c.to_dict() for c in claims]
+    void_by = failed_sanity(records)
+    for r, v in zip(records, verdicts(records), strict=True):
+        r["verdict"], r["reason"] = v, reason(r, v, void_by)
     doc = {
         "paper": paper,
         "figure": figure,
         "preset": preset,
         "control": control,
-        "claims": [c.to_dict() for c in claims],
+        "claims": records,
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n")

@@ -1,10 +1,11 @@
 """The report's landing page: what holds, figure by figure.
 
 :func:`landing_rst` writes the reStructuredText that the report's front page
-(``workflow/report/workflow.rst``) shows: the claims headline (paper claims passed / failed / void,
-:func:`attnbias.claims.summary.headline`), what *void* means, and one row per figure in reading
-order (paper, figure linking to its picture in the report, paper claims passed / failed / void,
-sanity checks, and how its paper claims fared over seeds once ``snakemake robustness`` has run).
+(``workflow/report/workflow.rst``) shows: the claims headline (paper claims passed / failed /
+inconclusive / void, :func:`attnbias.claims.summary.headline`), what *inconclusive* and *void*
+mean, and one row per figure in reading order (paper, figure linking to its picture in the
+report, paper claims passed / failed / inconclusive / void, sanity checks, and how its paper
+claims fared over seeds once ``snakemake robustness`` has run).
 
 Two rules write it, each reading the other's table when it exists: the claims summary (with the
 robustness table of an earlier ``snakemake robustness``) and the robustness summary (with the
@@ -22,7 +23,7 @@ import pandas as pd
 from ..io import natural_key
 from .robustness import figure_summary
 from .robustness import headline as robust_headline
-from .summary import VOID_MEANING, counts, headline, read_summary
+from .summary import INCONCLUSIVE_MEANING, VOID_MEANING, counts, headline, read_summary
 
 # Styles of the landing page (raw HTML inside the report's description panel, which Snakemake
 # keeps narrow, centred vertically, beside the rule graph): full width from the top, the rule
@@ -40,11 +41,13 @@ _STYLE = """\
    table.landing th, table.landing td {padding: 0.15rem 0.45rem}
    table.landing span.passed {color: #1a7f37}
    table.landing span.failed {color: #cf222e; font-weight: bold}
+   table.landing span.inconclusive {color: #9a6700}
    table.landing span.void {color: #6e7781; font-style: italic}
    </style>
 
 .. role:: passed
 .. role:: failed
+.. role:: inconclusive
 .. role:: void
 """
 
@@ -68,7 +71,7 @@ def _link(text: str, path: str, content: str = "img") -> str:
 
 
 def _cell(text, role: str, marked: bool) -> str:
-    """A table cell, coloured by ``role`` (passed, failed, void) when ``marked``."""
+    """A table cell, coloured by ``role`` (passed, failed, inconclusive, void) when ``marked``."""
     return f":{role}:`{text}`" if marked else str(text)
 
 
@@ -112,7 +115,8 @@ def landing_rst(
         lines += [f"**{headline(summary)}**", ""]
         table = _link("every claim", every_claim, "html") if every_claim else "every claim"
         lines += [
-            f"*Void*: {VOID_MEANING}.  Evidence is what passed on valid runs only.  The table of "
+            f"*Inconclusive*: {INCONCLUSIVE_MEANING}.  *Void*: {VOID_MEANING}.  Evidence is what "
+            "passed on valid runs only.  The table of "
             f"{table} (statement, measured value, threshold, verdict) is under *0 – Claims "
             "summary*; each figure's caption lists its own claims.",
             "",
@@ -129,7 +133,8 @@ def landing_rst(
     seeds = figure_summary(robustness) if robustness is not None else {}
     head = ["paper", "figure"]
     if per_fig is not None:
-        head += ["paper claims passed", "failed", "void (failed sanity check)", "sanity checks"]
+        head += ["paper claims passed", "failed", "inconclusive", "void (failed sanity check)",
+                 "sanity checks"]
     if robustness is not None:
         head += ["paper claims over seeds (—: not in the robustness run)"]
     lines += [".. list-table::", "   :header-rows: 1", "   :widths: auto", "   :class: landing", ""]
@@ -145,6 +150,7 @@ def landing_rst(
             cells += [
                 _cell(f"{r.paper_passed}/{r.paper_total}", "passed", r.paper_passed > 0),
                 _cell(r.paper_failed, "failed", r.paper_failed > 0),
+                _cell(r.paper_inconclusive, "inconclusive", r.paper_inconclusive > 0),
                 _cell(void, "void", void != "0"),
                 _cell(f"{r.sanity_passed}/{r.sanity_total}", "failed", r.sanity_failed > 0),
             ]

@@ -6,15 +6,19 @@ seed of ``robustness.seeds`` (the default run is seed 0) and collects their clai
 
 * :func:`seed_table` — the claims of one seed's run, one row per claim, with the **margin** of
   each scalar claim to its threshold (:func:`margin`);
-* :func:`robustness_table` — one row per claim over the seeds: how many seeds it passes, fails
-  and is void on (:func:`attnbias.claims.core.verdicts`: a paper claim is void on a seed whose run
-  of its figure failed a sanity check), the min / median / max of its value, and its **status**;
+* :func:`robustness_table` — one row per claim over the draws: how many draws it passes, fails,
+  is inconclusive and is void on (:func:`attnbias.claims.core.verdicts`: a paper claim is void on
+  a draw whose run of its figure failed a sanity check), the min / median / max of its value, its
+  **status**, and its **pooled** verdict: the same sign test as within one draw
+  (:func:`attnbias.claims.core.resolve`) over every seed of every valid draw (five draws of three
+  seeds: fifteen seeds), so more draws sharpen the verdict;
 * :func:`write_robustness` — ``summary.md`` (headline, seed-fragile claims first) and ``.csv``.
 
-A claim is **seed-fragile** when it passes on some seeds and fails on others; a seed on which it
-is void counts as neither (evidence is what passed on valid runs only).  Figures whose data
-no seed changes (the deterministic synthetic constructions, committed precomputed results) are
-measured once and listed as such: agreeing with themselves is not evidence of robustness.
+A claim is **seed-fragile** when its verdict differs between draws (passed, failed,
+inconclusive); a draw on which it is void counts as none of them (evidence is what passed on valid
+runs only).  Figures whose data no seed changes (the deterministic synthetic constructions,
+committed precomputed results) are measured once and listed as such: agreeing with themselves is
+not evidence of robustness.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import natural_key
-from .core import KINDS, verdicts
+from .core import KINDS, resolve, seeds_needed, verdicts
 
 SEED_COLUMNS = {
     "seed": "the seed shift of the run (--config seed=N; 0 = the default draws)",
@@ -41,6 +45,10 @@ SEED_COLUMNS = {
     "value": "the measured value as recorded (JSON for lists)",
     "value_num": "the measured value when it is one number, else NaN",
     "passed": "whether the claim holds on this seed's run",
+    "outcome": "passed, failed or inconclusive as measured on this seed's run (inconclusive: a "
+    "claim judged over the run's own seeds that they did not resolve)",
+    "seed_outcomes": "JSON list: the outcome (true = holds) on each of the run's own seeds (one "
+    "entry for a claim measured once); the robustness table pools them over the draws",
     "margin": "signed distance of the value from its threshold, relative to the larger of |value| "
     "and |threshold| (> 0 on the passing side; in [-2, 2]); NaN where the claim is not a "
     "scalar comparison",
@@ -49,22 +57,27 @@ SEED_COLUMNS = {
 }
 
 SUMMARY_COLUMNS = [
-    "paper", "figure", "kind", "claim", "statement", "threshold", "status", "seeds_passed",
-    "passed", "failed", "void", "seeds", "failed_on", "void_on", "value_min", "value_median",
-    "value_max", "examined", "examination",
+    "paper", "figure", "kind", "claim", "statement", "threshold", "status", "pooled",
+    "pooled_seeds", "verdicts", "seeds_passed", "passed", "failed", "inconclusive", "void", "seeds",
+    "failed_on", "inconclusive_on", "void_on", "value_min", "value_median", "value_max",
+    "examined", "examination",
 ]  # fmt: skip
 STATUS = {
-    "fragile": "seed-fragile: passes on some seeds, fails on others (seeds where it is void "
-    "aside)",
-    "rate-fails": "examined, outcome (a): passes on fewer seeds than the share fixed for it "
-    "(a void seed counts as not passing)",
-    "fails": "fails on every seed where its figure's run is valid",
-    "void": "void on every seed: its figure's run failed a sanity check on each",
-    "rate-holds": "examined, outcome (a): passes on at least the share of seeds fixed for it",
-    "holds-valid": "passes on every seed where its figure's run is valid, void on the others",
-    "holds": "holds on every seed",
+    "fragile": "seed-fragile: its verdict differs between draws (passed, failed or inconclusive; "
+    "draws where it is void aside)",
+    "rate-fails": "examined, outcome (a): passes on fewer draws than the share fixed for it "
+    "(a void draw counts as not passing)",
+    "fails": "fails on every draw where its figure's run is valid",
+    "inconclusive": "inconclusive on every draw where its figure's run is valid: its seeds never "
+    "resolve it",
+    "void": "void on every draw: its figure's run failed a sanity check on each",
+    "rate-holds": "examined, outcome (a): passes on at least the share of draws fixed for it",
+    "holds-valid": "passes on every draw where its figure's run is valid, void on the others",
+    "holds": "holds on every draw",
     "once-holds": "not redrawn by the seed (deterministic or precomputed): holds, measured once",
     "once-fails": "not redrawn by the seed (deterministic or precomputed): fails, measured once",
+    "once-inconclusive": "not redrawn by the seed shift: inconclusive over its own seeds, measured "
+    "once",
     "once-void": "not redrawn by the seed (deterministic or precomputed): void (its run failed a "
     "sanity check), measured once",
 }
@@ -160,6 +173,11 @@ def seed_table(claim_files, seed: int, redrawn: dict) -> pd.DataFrame:
                     "value": value if isinstance(value, str) else json.dumps(value),
                     "value_num": _number(value),
                     "passed": bool(c["passed"]),
+                    "outcome": c.get("outcome") or ("passed" if c["passed"] else "failed"),
+                    "seed_outcomes": json.dumps(
+                        [bool(r["passed"]) for r in c["seeds"].values()] if c.get("seeds")
+                        else [bool(c["passed"])]
+                    ),
                     "margin": margin(value, c["threshold"]),
                     "redrawn": bool(redrawn[key]),
                 }
@@ -168,53 +186,73 @@ def seed_table(claim_files, seed: int, redrawn: dict) -> pd.DataFrame:
 
 
 def _status(verdict: pd.Series, redrawn: bool) -> str:
-    """A claim's status over its seeds from its verdict on each (:data:`STATUS`)."""
-    n = {v: int((verdict == v).sum()) for v in ("passed", "failed", "void")}
-    if not redrawn:
-        return "once-holds" if n["passed"] == len(verdict) else (
-            "once-void" if n["void"] else "once-fails"
-        )
-    if n["void"] == len(verdict):
+    """A claim's status over the draws from its verdict on each (:data:`STATUS`)."""
+    valid = [v for v in verdict if v != "void"]
+    if not redrawn:  # measured once (seed 0 only)
+        once = {"passed": "holds", "failed": "fails", "inconclusive": "inconclusive"}
+        return "once-" + (once[valid[0]] if len(valid) == len(verdict) else "void")
+    if not valid:
         return "void"
-    if n["passed"] and n["failed"]:
+    if len(set(valid)) > 1:
         return "fragile"
-    if n["failed"]:
+    if valid[0] == "failed":
         return "fails"
-    return "holds" if n["passed"] == len(verdict) else "holds-valid"
+    if valid[0] == "inconclusive":
+        return "inconclusive"
+    return "holds" if len(valid) == len(verdict) else "holds-valid"
+
+
+def pooled(seed_outcomes, verdict) -> tuple[str, str]:
+    """A claim's verdict over every seed of every draw on which its figure's run is valid: the
+    sign test of :func:`attnbias.claims.core.resolve` on the pooled seeds' outcomes (the seed-mean
+    agreement a single draw also asks for is not available across draws: their data are never
+    averaged).  Returns the verdict (``void`` when no draw is valid) and, e.g., "14/15 hold, 11
+    needed"."""
+    outcomes = [o for s, v in zip(seed_outcomes, verdict, strict=True) if v != "void"
+                for o in json.loads(s)]  # fmt: skip
+    if not outcomes:
+        return "void", ""
+    n, k = len(outcomes), sum(outcomes)
+    return resolve(outcomes), f"{k}/{n} hold, {seeds_needed(n)} needed"
 
 
 def with_verdicts(seeds: pd.DataFrame) -> pd.DataFrame:
-    """The seed tables with each claim's verdict on its seed (``verdict``: passed / failed / void,
-    :func:`attnbias.claims.core.verdicts` applied to each figure's claims at each seed)."""
+    """The seed tables with each claim's verdict on its draw (``verdict``: passed / failed /
+    inconclusive / void, :func:`attnbias.claims.core.verdicts` applied to each figure's claims at
+    each draw)."""
     verdict = pd.Series("", index=seeds.index, dtype=object)
+    outcome = seeds["outcome"] if "outcome" in seeds else pd.Series("", index=seeds.index)
     for _, g in seeds.groupby(["seed", "paper", "figure"], sort=False):
         records = [
-            {"kind": k, "id": c, "passed": bool(p)}
-            for k, c, p in zip(g["kind"], g["claim"], g["passed"], strict=True)
+            {"kind": k, "id": c, "passed": bool(p), "outcome": o or None}
+            for k, c, p, o in zip(g["kind"], g["claim"], g["passed"], outcome[g.index],
+                                  strict=True)  # fmt: skip
         ]
         verdict[g.index] = verdicts(records)
     return seeds.assign(verdict=verdict)
 
 
 def robustness_table(seeds: pd.DataFrame, examined: dict | None = None) -> pd.DataFrame:
-    """One row per claim over the seeds (columns :data:`SUMMARY_COLUMNS`), in the order of
+    """One row per claim over the draws (columns :data:`SUMMARY_COLUMNS`), in the order of
     :data:`STATUS` (seed-fragile claims first, the claims of figures no seed redraws last); paper
     claims before sanity checks and identities within each.
 
     Parameters
     ----------
     seeds : DataFrame
-        The concatenated :func:`seed_table` of every seed (a figure that is not redrawn appears
+        The concatenated :func:`seed_table` of every draw (a figure that is not redrawn appears
         for seed 0 only).
     examined : dict, optional
         ``{"<paper>/<figure>/<claim>": {"outcome": "a"|"b"|"c"|"d", "note": str, "rate": float}}``
         (workflow/report/examined.yaml, :data:`OUTCOMES`): a claim examined with outcome (a) is
-        judged by the share of seeds it passes against its ``rate`` (status ``rate-holds`` or
+        judged by the share of draws it passes against its ``rate`` (status ``rate-holds`` or
         ``rate-fails``); every examined claim carries its outcome and note.
     """
     examined = examined or {}
     out = []
     keys = ["paper", "figure", "claim"]
+    if "seed_outcomes" not in seeds:  # tables from before the pooled verdict: one per draw
+        seeds = seeds.assign(seed_outcomes=[json.dumps([bool(p)]) for p in seeds["passed"]])
     for (paper, figure, claim), g in with_verdicts(seeds).groupby(keys, sort=False):
         g = g.sort_values("seed")
         vals = g["value_num"].to_numpy(float)
@@ -224,6 +262,9 @@ def robustness_table(seeds: pd.DataFrame, examined: dict | None = None) -> pd.Da
         exam = examined.get(f"{paper}/{figure}/{claim}", {})
         if exam.get("outcome") == "a" and not status.startswith("once"):
             status = "rate-holds" if passed.mean() >= exam["rate"] else "rate-fails"
+        pool, pool_seeds = pooled(g["seed_outcomes"], g["verdict"])
+        on = {v: " ".join(str(s) for s in g.loc[g["verdict"] == v, "seed"])
+              for v in ("failed", "inconclusive", "void")}  # fmt: skip
         out.append(
             {
                 "paper": paper,
@@ -233,13 +274,19 @@ def robustness_table(seeds: pd.DataFrame, examined: dict | None = None) -> pd.Da
                 "statement": g["statement"].iloc[0],
                 "threshold": g["threshold"].iloc[-1],
                 "status": status,
+                "pooled": pool,
+                "pooled_seeds": pool_seeds,
+                "verdicts": " ".join(f"{s}:{v}" for s, v in zip(g["seed"], g["verdict"],
+                                                                  strict=True)),
                 "seeds_passed": f"{int(passed.sum())}/{len(g)}",
                 "passed": int(passed.sum()),
                 "failed": int((g["verdict"] == "failed").sum()),
+                "inconclusive": int((g["verdict"] == "inconclusive").sum()),
                 "void": int((g["verdict"] == "void").sum()),
                 "seeds": len(g),
-                "failed_on": " ".join(str(s) for s in g.loc[g["verdict"] == "failed", "seed"]),
-                "void_on": " ".join(str(s) for s in g.loc[g["verdict"] == "void", "seed"]),
+                "failed_on": on["failed"],
+                "inconclusive_on": on["inconclusive"],
+                "void_on": on["void"],
                 "value_min": float(finite.min()) if finite.size else float("nan"),
                 "value_median": float(np.median(finite)) if finite.size else float("nan"),
                 "value_max": float(finite.max()) if finite.size else float("nan"),
@@ -278,60 +325,71 @@ def check_examined(examined: dict) -> None:
 
 
 def headline(table: pd.DataFrame, seeds: list[int]) -> str:
-    """E.g. "Paper claims that hold on every seed: 50/61 (seeds 0, 1, 2, 3, 4; 14 of them
-    measured once: not redrawn by the seed).  Seed-fragile: 8.  Fail on every seed where their run
-    is valid: 3.  Void on some seed: 2 (their figure's run failed a sanity check there; 1 passes on
-    every other seed, 0 void on every seed)."."""
+    """E.g. "Paper claims pooled over the seeds of every draw (seed shifts 0, 1, 2, 3, 4): 150/195
+    hold, 2 fail, 30 inconclusive, 0 void (35 of them measured once: not redrawn by the seed).
+    Per draw: 160 hold on every draw, 20 seed-fragile (20 not yet examined), 3 fail on every
+    draw where their run is valid, 5 inconclusive on every such draw, 2 void on some draw (1 pass
+    on every other draw, 0 void on every draw)."."""
     p = table[table.kind == "paper"]
-    hold = p.status.isin(["holds", "once-holds"]).sum()
+    pool = p["pooled"] if "pooled" in p else pd.Series("", index=p.index)
     once = p.status.str.startswith("once").sum()
     rated = p[p.status.str.startswith("rate-")]
     fragile = p[p.status == "fragile"]
     void = p[p["void"] > 0] if "void" in p else p.iloc[:0]
-    return (
-        f"Paper claims that hold on every seed: {hold}/{len(p)} (seeds "
-        f"{', '.join(map(str, seeds))}; {once} of them measured once: not redrawn by the seed).  "
-        f"Seed-fragile: {len(fragile) + len(rated)}"
-        + (
-            f", of which {(rated.status == 'rate-holds').sum()}/{len(rated)} judged by their "
-            "pass rate meet it"
-            if len(rated)
-            else ""
-        )
-        + (f", {(fragile.examined == '').sum()} not yet examined" if "examined" in p else "")
-        + f".  Fail on every seed where their run is valid: {(p.status == 'fails').sum()}."
-        + f"  Void on some seed: {len(void)}"
-        + (
-            f" (their figure's run failed a sanity check there; "
-            f"{(void.status == 'holds-valid').sum()} pass on every other seed, "
-            f"{void.status.isin(['void', 'once-void']).sum()} void on every seed)."
-            if len(void)
-            else "."
-        )
+    text = (
+        f"Paper claims pooled over the seeds of every draw (seed shifts "
+        f"{', '.join(map(str, seeds))}): {(pool == 'passed').sum()}/{len(p)} hold, "
+        f"{(pool == 'failed').sum()} fail, {(pool == 'inconclusive').sum()} inconclusive, "
+        f"{(pool == 'void').sum()} void ({once} of them measured once: not redrawn by the seed).  "
+        f"Per draw: {p.status.isin(['holds', 'once-holds']).sum()} hold on every draw, "
+        f"{len(fragile) + len(rated)} seed-fragile"
     )
+    if len(rated):
+        text += (f", of which {(rated.status == 'rate-holds').sum()}/{len(rated)} judged by their "
+                 "pass rate meet it")  # fmt: skip
+    if "examined" in p:
+        text += f" ({(fragile.examined == '').sum()} not yet examined)"
+    text += (
+        f", {(p.status == 'fails').sum()} fail on every draw where their run is valid, "
+        f"{p.status.isin(['inconclusive', 'once-inconclusive']).sum()} inconclusive on every "
+        f"such draw, {len(void)} void on some draw"
+    )
+    if len(void):
+        text += (
+            f" ({(void.status == 'holds-valid').sum()} pass on every other draw, "
+            f"{void.status.isin(['void', 'once-void']).sum()} void on every draw)"
+        )
+    return text + "."
 
 
 def figure_summary(table: pd.DataFrame) -> dict[tuple[str, str], str]:
     """One short line per figure of ``table`` (:func:`robustness_table`) for the report's landing
-    table: how many of its paper claims hold on every seed, are seed-fragile, fail or are void on
-    some seed; or that no seed redraws it."""
+    table: its paper claims' pooled verdicts over every seed of every draw, how many hold on every
+    draw, are seed-fragile, fail, are inconclusive or are void on some draw; or that no seed
+    redraws it."""
     out = {}
     for (paper, figure), t in table.groupby(["paper", "figure"], sort=False):
         p = t[t.kind == "paper"]
         if t.status.str.startswith("once").all():
             out[(paper, figure)] = "measured once (not redrawn)"
             continue
-        seeds = int(t.seeds.max())
-        parts = [f"{(p.status == 'holds').sum()}/{len(p)} hold on all {seeds} seeds"]
+        draws = int(t.seeds.max())
+        pool = p["pooled"] if "pooled" in p else pd.Series("", index=p.index)
+        parts = [f"pooled: {(pool == 'passed').sum()}/{len(p)} hold"
+                 + "".join(f", {(pool == v).sum()} {w}" for v, w in
+                           (("failed", "fail"), ("inconclusive", "inconclusive"), ("void", "void"))
+                           if (pool == v).any())]  # fmt: skip
+        parts.append(f"{(p.status == 'holds').sum()}/{len(p)} hold on all {draws} draws")
         n = {
             "seed-fragile": p.status.isin(["fragile", "rate-holds", "rate-fails"]).sum(),
-            "fail on every valid seed": (p.status == "fails").sum(),
-            "void on some seed": (p["void"] > 0).sum() if "void" in p else 0,
+            "fail on every valid draw": (p.status == "fails").sum(),
+            "inconclusive on every valid draw": (p.status == "inconclusive").sum(),
+            "void on some draw": (p["void"] > 0).sum() if "void" in p else 0,
         }
         parts += [f"{v} {k}" for k, v in n.items() if v]
         sanity = t[(t.kind == "sanity") & ~t.status.isin(["holds", "once-holds"])]
         if len(sanity):
-            parts.append(f"sanity failing on some seed: {', '.join(sanity.claim)}")
+            parts.append(f"sanity failing on some draw: {', '.join(sanity.claim)}")
         out[(paper, figure)] = "; ".join(parts)
     return out
 
@@ -364,13 +422,16 @@ def write_robustness(
         "",
         *(f"- **{k}**: {v}" for k, v in STATUS.items()),
         "",
-        "| paper | figure | kind | claim | status | seeds passed | failed on | void on | min "
+        "Pooled: the same sign test as within one draw (docs/outputs.md#claims-over-seeds) over "
+        "every seed of every draw on which the figure's run is valid.",
+        "",
+        "| paper | figure | kind | claim | pooled | pooled seeds | status | verdict per draw | min "
         "| median | max | threshold | examined |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         cells = [
-            r.paper, r.figure, r.kind, r.claim, r.status, r.seeds_passed, r.failed_on, r.void_on,
+            r.paper, r.figure, r.kind, r.claim, r.pooled, r.pooled_seeds, r.status, r.verdicts,
             _fmt(r.value_min), _fmt(r.value_median), _fmt(r.value_max), r.threshold, r.examined,
         ]  # fmt: skip
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
@@ -388,38 +449,44 @@ def write_robustness(
 
 def figure_notes(table: pd.DataFrame, seeds: list[int]) -> dict[tuple[str, str], str]:
     """For each figure of ``table`` (:func:`robustness_table`), the lines its report caption adds
-    once the robustness table exists: how many of its paper claims hold on every seed, and which
-    claims flip between seeds (how many seeds agree), fail on every seed where the run is valid, or
-    are void on some seed (their figure's run failed a sanity check there)."""
+    once the robustness table exists: its paper claims' pooled verdicts over every seed of every
+    draw, how many hold on every draw, and which claims change verdict between draws, fail or are
+    inconclusive on every draw where the run is valid, or are void on some draw (their figure's
+    run failed a sanity check there)."""
     seed_text = ", ".join(map(str, seeds))
     notes = {}
     for (paper, figure), t in table.groupby(["paper", "figure"], sort=False):
-        head = f"**Over seeds** {seed_text} (``snakemake robustness``): "
+        head = f"**Over the draws** of seed shifts {seed_text} (``snakemake robustness``): "
         if t.status.str.startswith("once").all():
             notes[(paper, figure)] = head + "no seed redraws this figure; measured once.\n"
             continue
         p = t[t.kind == "paper"]
-        lines = [head + f"{(p.status == 'holds').sum()}/{len(p)} paper claims hold on every seed."]
+        pool = p["pooled"] if "pooled" in p else pd.Series("", index=p.index)
+        lines = [head + f"pooled over their seeds, {(pool == 'passed').sum()}/{len(p)} paper "
+                 f"claims hold, {(pool == 'failed').sum()} fail, "
+                 f"{(pool == 'inconclusive').sum()} inconclusive; "
+                 f"{(p.status == 'holds').sum()}/{len(p)} hold on every draw."]  # fmt: skip
         for r in t[t.status.isin(["fragile", "rate-holds", "rate-fails"])].itertuples():
             lines.append(
-                f"``{r.claim}`` ({r.kind}) is seed-fragile: {r.passed} of {r.seeds} seeds pass "
-                f"(fails on seed {r.failed_on})"
+                f"``{r.claim}`` ({r.kind}) changes verdict between draws ({r.verdicts}); pooled "
+                f"{r.pooled} ({r.pooled_seeds})"
                 + (f"; {STATUS[r.status]}" if r.status != "fragile" else "")
                 + (f".  Examined {getattr(r, 'examination', '')}" if getattr(r, "examined", "")
                    else ".")
             )  # fmt: skip
         void_n = t["void"] if "void" in t else pd.Series(0, index=t.index)
-        fails = t.status == "fails"
-        for part, words in ((fails & (void_n == 0), "every seed"),
-                            (fails & (void_n > 0), "every valid seed")):  # fmt: skip
-            if part.any():
-                names = ", ".join(f"``{c}``" for c in t.claim[part])
-                lines.append(f"Fail on {words}: {names}.")
+        for status, what in (("fails", "Fail"), ("inconclusive", "Inconclusive")):
+            part = t.status == status
+            for sub, words in ((part & (void_n == 0), "every draw"),
+                               (part & (void_n > 0), "every valid draw")):  # fmt: skip
+                if sub.any():
+                    names = ", ".join(f"``{c}``" for c in t.claim[sub])
+                    lines.append(f"{what} on {words}: {names}.")
         void = t[void_n > 0]
         if len(void):
             lines.append(
                 "Void (the figure's run failed a sanity check): "
-                + ", ".join(f"``{c}`` on seed {on}" for c, on in zip(void.claim, void.void_on,
+                + ", ".join(f"``{c}`` on draw {on}" for c, on in zip(void.claim, void.void_on,
                                                                      strict=True)) + "."
             )  # fmt: skip
         notes[(paper, figure)] = "  ".join(lines) + "\n"

@@ -2,7 +2,8 @@
 
 Counts are kept apart by kind (:data:`attnbias.claims.core.KINDS`) and by verdict
 (:func:`attnbias.claims.core.verdicts`): **paper** claims are the evidence and come first, counted
-passed / failed / void (void: their figure's run failed a sanity check, so they are neither);
+passed / failed / inconclusive / void (inconclusive: judged over seeds that did not resolve them;
+void: their figure's run failed a sanity check, so they are neither);
 **sanity** checks (the run is valid) are counted separately, and **identities** (true by
 construction) are listed but never counted.  Papers keep the order of the claim files given (the
 workflow's figure table); figures within a paper are in reading order
@@ -18,11 +19,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import natural_key
-from .core import KINDS, NOT_MEASURABLE, failed_sanity, verdicts
+from .core import KINDS, NOT_MEASURABLE, VERDICTS, failed_sanity, reason, verdicts
 
 COLUMNS = [
     "paper", "figure", "preset", "control", "kind", "claim", "statement", "value", "threshold",
-    "verdict", "void_by",
+    "verdict", "reason", "void_by",
 ]  # fmt: skip
 KIND_LABEL = {"paper": "Paper claims", "sanity": "Sanity checks", "identity": "Identities"}
 KIND_MEANING = {
@@ -37,8 +38,13 @@ VOID_MEANING = (
     "a paper claim of a figure whose run failed a sanity check (named with it): the run is not "
     "valid, so the claim is neither a pass nor a fail"
 )
+INCONCLUSIVE_MEANING = (
+    "a paper claim whose seeds disagree more than chance allows (or whose "
+    "seed mean contradicts them): the effect is not resolved from the draw-to-draw noise, so it "
+    "is neither a pass nor a fail"
+)
 # how a verdict is marked in the per-claim listings (counts say the words)
-MARK = {"passed": "PASS", "failed": "FAIL", "void": "VOID"}
+MARK = {"passed": "PASS", "failed": "FAIL", "inconclusive": "INCONCLUSIVE", "void": "VOID"}
 
 
 def _fmt(v) -> str:
@@ -50,8 +56,9 @@ def _fmt(v) -> str:
 
 
 def summary_table(claim_files) -> pd.DataFrame:
-    """One row per claim (columns :data:`COLUMNS`), with its verdict (passed / failed / void) and,
-    for a void one, the failed sanity checks that void it (``void_by``).  Papers in the order of
+    """One row per claim (columns :data:`COLUMNS`), with its verdict (passed / failed /
+    inconclusive / void), the reason for it in words and, for a void one, the failed sanity checks
+    that void it (``void_by``).  Papers in the order of
     ``claim_files``, figures in reading order, and within a figure paper claims first, then sanity
     checks, then identities."""
     rows, papers = [], {}
@@ -61,7 +68,8 @@ def summary_table(claim_files) -> pd.DataFrame:
             if c.get("kind") not in KINDS:
                 raise ValueError(f"{f}: claim {c.get('id')!r} has no valid kind ({KINDS})")
         papers.setdefault(doc["paper"], len(papers))
-        void_by = ", ".join(failed_sanity(doc["claims"]))
+        failed = failed_sanity(doc["claims"])
+        void_by = ", ".join(failed)
         for c, verdict in zip(doc["claims"], verdicts(doc["claims"]), strict=True):
             rows.append(
                 {
@@ -75,6 +83,7 @@ def summary_table(claim_files) -> pd.DataFrame:
                     "value": _fmt(c["value"]),
                     "threshold": c["threshold"],
                     "verdict": verdict,
+                    "reason": reason(c, verdict, failed),
                     "void_by": void_by if verdict == "void" else "",
                 }
             )
@@ -84,7 +93,8 @@ def summary_table(claim_files) -> pd.DataFrame:
 
 
 def counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Per group (in the table's order): paper claims passed / failed / void / total, sanity
+    """Per group (in the table's order): paper claims passed / failed / inconclusive / void /
+    total, sanity
     checks passed / failed / total, the number of identities, the failed sanity checks that void
     paper claims (``void_by``), and the figures not measurable at their settings (a failed sanity
     check ``measurable``: their claims were never computed, so every paper claim of theirs is void
@@ -93,7 +103,7 @@ def counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     for key, g in df.groupby(by, sort=False) if by else [((), df)]:
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key, strict=True))
-        for kind, verdict_names in (("paper", ("passed", "failed", "void")),
+        for kind, verdict_names in (("paper", ("passed", "failed", "inconclusive", "void")),
                                     ("sanity", ("passed", "failed"))):  # fmt: skip
             k = g[g.kind == kind]
             for v in verdict_names:
@@ -106,17 +116,18 @@ def counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         row["not_measurable"] = ", ".join(dict.fromkeys(f"{p} {f}" for p, f in
                                                         zip(nm.paper, nm.figure, strict=True)))
         out.append(row)
-    cols = [*by, "paper_passed", "paper_failed", "paper_void", "paper_total", "sanity_passed",
+    cols = [*by, "paper_passed", "paper_failed", "paper_inconclusive", "paper_void",
+            "paper_total", "sanity_passed",
             "sanity_failed", "sanity_total", "identities", "void_by", "not_measurable"]  # fmt: skip
     return pd.DataFrame(out, columns=cols)
 
 
 def _paper_cell(row) -> str:
-    """E.g. "3/4 passed, 1 failed, 0 void", and the figures not measurable (paper claims void,
-    uncounted)."""
+    """E.g. "3/5 passed, 1 failed, 1 inconclusive, 0 void", and the figures not measurable
+    (paper claims void, uncounted)."""
     text = (
         f"{row['paper_passed']}/{row['paper_total']} passed, {row['paper_failed']} failed, "
-        f"{row['paper_void']} void"
+        f"{row['paper_inconclusive']} inconclusive, {row['paper_void']} void"
     )
     if row["not_measurable"]:
         text += f"; not measurable: {row['not_measurable']} (every paper claim void, uncounted)"
@@ -128,9 +139,9 @@ def _sanity_cell(row) -> str:
 
 
 def headline(df: pd.DataFrame) -> str:
-    """E.g. "Paper claims: 120/131 passed, 5 failed, 6 void.  Sanity checks: 40/42 passed, 2
-    failed.  Identities (not evidence): 5." — the evidence first, never pooled with the rest; a
-    figure not measurable at its settings is named."""
+    """E.g. "Paper claims: 120/131 passed, 3 failed, 2 inconclusive, 6 void.  Sanity checks:
+    40/42 passed, 2 failed.  Identities (not evidence): 5." — the evidence first, never pooled
+    with the rest; a figure not measurable at its settings is named."""
     c = counts(df, []).iloc[0]
     return (
         f"{KIND_LABEL['paper']}: {_paper_cell(c)}.  {KIND_LABEL['sanity']}: {_sanity_cell(c)}.  "
@@ -186,6 +197,7 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
         f"**{headline(df)}**",
         "",
         *(f"- **{KIND_LABEL[k].lower()}**: {KIND_MEANING[k]}" for k in KINDS),
+        f"- **inconclusive**: {INCONCLUSIVE_MEANING}",
         f"- **void**: {VOID_MEANING}",
         "",
         "## Per paper",
@@ -219,8 +231,14 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
         for _, r in f.iterrows():
             lines.append(
                 f"- **{r.paper} {r.figure} `{r.claim}`**: {r.statement} — measured {r.value}, "
-                f"threshold {r.threshold}"
+                f"threshold {r.threshold}; {r.reason}"
             )
+        lines.append("")
+    unresolved = df[df.verdict == "inconclusive"]
+    if len(unresolved):
+        lines += ["## Inconclusive paper claims (the seeds do not resolve them)", ""]
+        lines += [f"- **{r.paper} {r.figure} `{r.claim}`**: {r.statement} — {r.reason}"
+                  for r in unresolved.itertuples()]  # fmt: skip
         lines.append("")
     void = df[df.verdict == "void"]
     nm = counts(df, []).iloc[0]["not_measurable"]
@@ -253,7 +271,8 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
 _CSS = """body{font-family:system-ui,sans-serif;font-size:13px;margin:16px;color:#111}
 table{border-collapse:collapse;margin:8px 0 18px}th,td{border:1px solid #ccc;padding:3px 6px;
 vertical-align:top;text-align:left}th{background:#eee;position:sticky;top:0}
-td.passed{background:#e3f4e3}td.failed{background:#f9d6d5;font-weight:bold}td.void{background:#e4e4e4;
+td.passed{background:#e3f4e3}td.failed{background:#f9d6d5;font-weight:bold}
+td.inconclusive{background:#fdf0c8}td.void{background:#e4e4e4;
 color:#555;font-style:italic}tr.sanity td:first-child,tr.identity td:first-child{color:#555}
 code{font-size:12px}.n{text-align:right}"""
 
@@ -284,16 +303,19 @@ def summary_html(df: pd.DataFrame, shows=None) -> str:
         out.append(f"<p>{_plain(_control_line(controlled))}</p>")
     out.append(f"<p><b>{e(headline(df))}</b></p><ul>")
     out += [f"<li><b>{e(KIND_LABEL[k].lower())}</b>: {e(KIND_MEANING[k])}</li>" for k in KINDS]
-    out += [f"<li><b>void</b>: {e(VOID_MEANING)}</li></ul>", "<h3>Per figure</h3><table>"]
+    out += [f"<li><b>inconclusive</b>: {e(INCONCLUSIVE_MEANING)}</li>",
+            f"<li><b>void</b>: {e(VOID_MEANING)}</li></ul>", "<h3>Per figure</h3><table>"]
     out.append(
         "<tr><th>paper</th><th>figure</th><th>paper claims passed</th><th>failed</th>"
-        "<th>void</th><th>sanity checks passed</th><th>void by (failed sanity checks)</th></tr>"
+        "<th>inconclusive</th><th>void</th><th>sanity checks passed</th>"
+        "<th>void by (failed sanity checks)</th></tr>"
     )
     for _, r in counts(df, ["paper", "figure"]).iterrows():
         out.append(
             "<tr>" + _td(r.paper) + _td(r.figure)
             + _td(f"{r.paper_passed}/{r.paper_total}", "passed" if r.paper_passed else "")
             + _td(r.paper_failed, "failed" if r.paper_failed else "")
+            + _td(r.paper_inconclusive, "inconclusive" if r.paper_inconclusive else "")
             + (_td("all: not measurable", "void") if r.not_measurable
                else _td(r.paper_void, "void" if r.paper_void else ""))
             + _td(f"{r.sanity_passed}/{r.sanity_total}", "failed" if r.sanity_failed else "")
@@ -301,7 +323,7 @@ def summary_html(df: pd.DataFrame, shows=None) -> str:
         )  # fmt: skip
     out.append("</table><h3>Every claim</h3><table><tr>")
     cols = ["paper", "figure", "kind", "claim", "verdict", "statement", "value", "threshold",
-            "void_by"]  # fmt: skip
+            "reason"]  # fmt: skip
     out.append("".join(f"<th>{c.replace('_', ' ')}</th>" for c in cols) + "</tr>")
     for _, r in df.iterrows():
         cells = "".join(
@@ -320,7 +342,8 @@ def read_summary(summary_csv) -> pd.DataFrame:
 def violations(df: pd.DataFrame) -> pd.DataFrame:
     """The claims that make a strict run fail.  Normally every failed claim (a failed identity can
     only mean a bug); a void paper claim is not one itself: the failed sanity check that voids it
-    is.  For a figure made under the negative control (``control`` not "none") the expectation of
+    is; an inconclusive one is not either (neither passed nor failed: counted apart).  For a
+    figure made under the negative control (``control`` not "none") the expectation of
     its paper claims is reversed: a paper claim that PASSES there survives the removal of the
     paper's mechanism, so it is not evidence; its sanity checks must still pass."""
     control = df["control"] if "control" in df else pd.Series("none", df.index)
@@ -335,12 +358,13 @@ def gate(summary_csv, ok_path) -> None:
     """claims_strict: fail on any failed paper claim or sanity check (and on a failed identity,
     which can only mean a bug); under the negative control, on a paper claim that passes or a
     sanity check that fails (:func:`violations`).  The message lists them by kind, and counts the
-    void paper claims apart (their failed sanity checks are among the violations)."""
+    inconclusive and the void paper claims apart (the failed sanity checks that void claims are
+    among the violations)."""
     df = read_summary(summary_csv)
-    if "kind" not in df or set(df.get("verdict", [])) - {"passed", "failed", "void"}:
+    if "kind" not in df or set(df.get("verdict", [])) - set(VERDICTS):
         raise SystemExit(
-            f"claims_strict: {summary_csv} has no 'kind' column or verdicts other than passed / "
-            "failed / void (stale summary)"
+            f"claims_strict: {summary_csv} has no 'kind' column or verdicts other than "
+            f"{' / '.join(VERDICTS)} (stale summary)"
         )
     bad = violations(df)
     if len(bad):
@@ -356,6 +380,13 @@ def gate(summary_csv, ok_path) -> None:
                     f"  [{kind}] {r.paper} {r.figure} {r.claim} {why}: {r.value} "
                     f"(threshold {r.threshold})"
                 )
+        unresolved = df[df.verdict == "inconclusive"]
+        if len(unresolved):
+            msg.append(
+                f"  and {len(unresolved)} paper claim(s) inconclusive (neither passed nor failed: "
+                "their seeds do not resolve them): "
+                + "; ".join(f"{r.paper} {r.figure} {r.claim}" for r in unresolved.itertuples())
+            )
         void = df[df.verdict == "void"]
         if len(void):
             msg.append(

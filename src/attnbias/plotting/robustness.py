@@ -1,6 +1,6 @@
 """The robustness picture of a paper: its claims × seeds, each cell coloured by the verdict
-(passed, failed, void: :func:`attnbias.claims.robustness.with_verdicts`) and shaded by the margin to
-the threshold (:func:`attnbias.claims.robustness.margin`), and its caption.
+(passed, failed, inconclusive, void: :func:`attnbias.claims.robustness.with_verdicts`) and shaded
+by the margin to the threshold (:func:`attnbias.claims.robustness.margin`), and its caption.
 """
 
 from __future__ import annotations
@@ -15,14 +15,18 @@ from ..io import natural_key
 from .style import new_figure, suptitle
 
 _PASS, _FAIL, _VOID = to_rgb("tab:green"), to_rgb("tab:red"), to_rgb("0.55")
+_UNRESOLVED = to_rgb("#e3b341")  # inconclusive: amber
 
 
 def _cell(verdict: str, margin: float) -> tuple:
     """The colour of a cell: green (passed) or red (failed), lighter the closer the value is to
     its threshold (|margin| → 0), full colour at |margin| ≥ 1, a claim without a margin at 60 %;
-    grey where the claim is void (its figure's run failed a sanity check on that seed)."""
+    grey where the claim is void (its figure's run failed a sanity check on that seed), amber
+    where it is inconclusive (its own seeds did not resolve it)."""
     if verdict == "void":
         return _VOID
+    if verdict == "inconclusive":
+        return _UNRESOLVED
     strength = 0.6 if not math.isfinite(margin) else 0.15 + 0.85 * min(abs(margin), 1.0)
     base = np.array(_PASS if verdict == "passed" else _FAIL)
     return tuple(1.0 - strength * (1.0 - base))
@@ -31,8 +35,8 @@ def _cell(verdict: str, margin: float) -> tuple:
 def robustness_grid(seeds: pd.DataFrame, paper: str, stand_in: str | None = None):
     """Claims × seeds of ``paper`` (the claims of the figures the seed redraws; paper claims,
     then sanity checks, figures in reading order), coloured by passed (green) / failed (red) /
-    void (grey), shaded by the margin to the threshold; the right column says how many seeds each
-    claim passes.
+    inconclusive (amber) / void (grey), shaded by the margin to the threshold; the right column
+    says how many draws each claim passes.
 
     ``seeds``: the concatenated seed tables with each claim's verdict
     (:func:`attnbias.claims.robustness.with_verdicts`)."""
@@ -61,7 +65,8 @@ def robustness_grid(seeds: pd.DataFrame, paper: str, stand_in: str | None = None
     ax.grid(False)
     twin = ax.secondary_yaxis("right")
     twin.set_yticks(range(len(agree)), agree, fontsize=6)
-    title = f"{paper}: claims × seeds (green pass, red fail, grey void; pale = near the threshold)"
+    title = (f"{paper}: claims × seed shifts (green pass, red fail, amber inconclusive, grey "
+             "void; pale = near the threshold)")  # fmt: skip
     title = title if not stand_in else f"{title}\n[{stand_in}]"
     suptitle(fig, title, fontsize=7)  # the figure's width: the claim labels push the axes right
     if not len(rows):
@@ -84,19 +89,23 @@ def robustness_caption(table: pd.DataFrame, paper: str, seeds: list[int]) -> str
         f"Every claim of the {paper} figures that the seed shift redraws, measured on seeds "
         f"{', '.join(map(str, seeds))} (0 = the default run; N = ``--config seed=N``, every "
         "random seed of the figure shifted by N).  A cell is green where the claim passes and red "
-        "where it fails, paler the closer its value is to the threshold, and grey where it is void "
-        "(a sanity check of its figure failed on that seed: neither a pass nor a fail); the right "
-        "column counts the seeds it passes.",
+        "where it fails, paler the closer its value is to the threshold, amber where its own "
+        "seeds did not resolve it (inconclusive), and grey where it is void (a sanity check of its "
+        "figure failed on that draw: neither a pass nor a fail); the right column counts the "
+        "draws it passes.",
         "",
-        f"Paper claims holding on every seed: {hold}/{len(p)}.",
+        f"Paper claims holding on every draw: {hold}/{len(p)}.  Pooled over every seed of every "
+        f"valid draw (the same sign test as within one draw): "
+        + ", ".join(f"{(p.pooled == v).sum()} {v}" for v in ("passed", "failed", "inconclusive",
+                                                            "void")) + ".",
     ]
     if len(fragile):
         lines += ["", "Seed-fragile:", ""]
         for r in fragile.itertuples():
             exam = getattr(r, "examination", "")
             lines.append(
-                f"- {r.figure} ``{r.claim}`` ({r.kind}): passes on {r.seeds_passed} seeds, "
-                f"fails on seed {r.failed_on}" + (f"; examined {exam}" if exam else "")
+                f"- {r.figure} ``{r.claim}`` ({r.kind}): {r.verdicts}; pooled {r.pooled} "
+                f"({r.pooled_seeds})" + (f"; examined {exam}" if exam else "")
             )
     if len(void):
         lines += ["", "Void on some seed (a sanity check of the figure failed there):", ""]
