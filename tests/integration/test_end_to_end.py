@@ -74,13 +74,18 @@ def test_every_claim_passes(run_dir):
         assert set(doc) == {"paper", "figure", "preset", "control", "claims"}
         assert doc["preset"] == "quick" and doc["control"] == "none"
         for c in doc["claims"]:
-            # a claim judged over several seeds also records each seed and the rule that combined
-            # them (docs/outputs.md#claims-over-seeds); both or neither
-            base = {"id", "kind", "statement", "value", "threshold", "passed"}
-            assert set(c) in (base, base | {"seeds", "rule"}), set(c) ^ base
+            # every claim has its verdict and the reason for it; a claim judged over several seeds
+            # also records each seed, the rule that combined them and its outcome
+            # (docs/outputs.md#claims-over-seeds); all three or none
+            base = {"id", "kind", "statement", "value", "threshold", "passed", "verdict", "reason"}
+            assert set(c) in (base, base | {"seeds", "rule", "outcome"}), set(c) ^ base
+            assert c["verdict"] in ("passed", "failed", "inconclusive", "void") and c["reason"]
             if "seeds" in c:
                 assert len(c["seeds"]) >= 2 and c["rule"], c
                 over_seeds.add((doc["paper"], doc["figure"]))
+                # no claim whose seeds disagree in outcome counts as a pass
+                if len({r["passed"] for r in c["seeds"].values()}) > 1:
+                    assert c["verdict"] != "passed", c
             assert c["kind"] in ("paper", "sanity", "identity")
             if not c["passed"] and not _unasserted(doc["paper"], doc["figure"], c):
                 failed.append((doc["paper"], doc["figure"], c["id"], c["value"]))
@@ -190,8 +195,9 @@ def test_figures_and_data_exist(run_dir):
                 run_dir / "results" / "figures" / "maxmargin" / f"{fig}.{ext}"
             ).stat().st_size > 1000
     summary = (run_dir / "results" / "claims" / "summary.md").read_text()
-    m = re.search(r"Paper claims: (\d+)/(\d+) passed, (\d+) failed, (\d+) void", summary)
-    assert m and int(m[2]) - int(m[1]) == int(m[3]) + int(m[4]), m and m[0]
+    m = re.search(r"Paper claims: (\d+)/(\d+) passed, (\d+) failed, (\d+) inconclusive, "
+                  r"(\d+) void", summary)
+    assert m and int(m[2]) - int(m[1]) == int(m[3]) + int(m[4]) + int(m[5]), m and m[0]
     # void: exactly the paper claims of the figures with a failed sanity check, all stochastic
     docs = [json.loads(f.read_text()) for f in (run_dir / "results" / "claims").glob("*/*.json")]
     invalid = [
@@ -199,12 +205,14 @@ def test_figures_and_data_exist(run_dir):
     ]
     assert {(d["paper"], d["figure"]) for d in invalid} <= STOCHASTIC
     void = sum(c["kind"] == "paper" for d in invalid for c in d["claims"])
-    assert int(m[4]) == void, (m[0], void)
+    assert int(m[5]) == void, (m[0], void)
     unasserted = sum(
         c["kind"] == "paper" and not c["passed"] and _unasserted(d["paper"], d["figure"], c)
         for d in docs if d not in invalid for c in d["claims"]
     )  # fmt: skip
-    assert int(m[3]) == unasserted, (m[0], unasserted)
+    assert int(m[3]) + int(m[4]) == unasserted, (m[0], unasserted)
+    inconclusive = sum(c["verdict"] == "inconclusive" for d in docs for c in d["claims"])
+    assert int(m[4]) == inconclusive, (m[0], inconclusive)
     m = re.search(r"Sanity checks: (\d+)/(\d+) passed, (\d+) failed", summary)
     failed = sum(c["kind"] == "sanity" and not c["passed"] for d in docs for c in d["claims"])
     assert m and int(m[3]) == failed, m and m[0]

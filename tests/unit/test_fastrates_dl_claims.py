@@ -403,3 +403,19 @@ def test_multi_seed_figure_draws_means_and_bands(tmp_path):
     # every seed here)
     assert len(ax.collections) == 1
     assert "mean over seeds 0, 1, 2" in fig._suptitle.get_text()
+
+
+def test_control_over_three_seeds_holds_no_paper_claim(tmp_path):
+    """The negative control over three seeds (SNGD and SPS are SGD's runs, each seed its own
+    draw): no paper claim holds by the rule over seeds; each fails (every seed at the threshold's
+    wrong side) or is inconclusive, and every sanity check holds."""
+    by_seed = {}
+    for s, end in enumerate((0.9, 0.85, 0.95)):
+        runs = [_run(o, 0.03, _linear(1.1, end), 0.62, 0.9) for o in ("sgd", "sngd", "sps")]
+        by_seed[s] = runs + [_run("adamw", 5e-5, _linear(1.1, 0.5), 0.63, 0.7)]
+    df, meta = _gather_seeds(tmp_path, by_seed)
+    claims = fastrates_claims.fig1((df, meta))
+    paper = [c for c in claims if c.kind == "paper"]
+    assert paper and all(c.outcome in ("failed", "inconclusive") for c in paper), paper
+    assert all(c.outcome == "failed" for c in paper if c.id.startswith(("auc", "final")))
+    assert all(c.passed for c in claims if c.kind == "sanity")

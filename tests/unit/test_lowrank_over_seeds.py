@@ -214,3 +214,20 @@ def test_fig3_plot_draws_the_vit_band():
     assert ys.min() == pytest.approx(1.0) and ys.max() == pytest.approx(8.0)
     assert {2.0, 5.0} <= set(np.round(ys, 9))
     assert "band min–max" in fig._suptitle.get_text().replace("\n", " ")
+
+
+def test_fig3_and_figC_lm_panels_draw_what_their_claims_measure():
+    """The per-head bars are one seed's (seed 0); the lm_* claims judge the mean over every layer
+    and head over the seeds: that curve is drawn over the bars, with its seed band (issue:
+    figures draw what their claims measure)."""
+    lm = _lm(seeds=(0, 1, 2))  # λ_SA = 3 ends at 2, 3, 4 against 6 on every head
+    fig = lowrank_plots.fig3((lm, LM_META), _fig3_vit())
+    ax = fig.axes[0]  # LM, W_K^T W_Q
+    label = "claimed: mean eff. rank, all layers × heads, seeds 0, 1, 2"
+    line = next(x for x in ax.lines if x.get_label() == label)
+    assert line.get_ydata() == pytest.approx([6.0, 3.0])  # the seed mean at λ_SA = 0, 3
+    ys = _band_collections(ax)[0].get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(2.0) and ys.max() == pytest.approx(6.0)
+    figc = lowrank_plots.figC((lm, LM_META))
+    assert any(x.get_label() == "claimed: mean eff. rank, layer 1 × heads, seeds 0, 1, 2"
+               for x in figc.axes[0].lines)  # fmt: skip

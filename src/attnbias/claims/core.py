@@ -3,7 +3,8 @@
 A claim JSON (``results/claims/<paper>/<fig>.json``) has the shape
 
     {"paper", "figure", "preset",
-     "claims": [{"id", "kind", "statement", "value", "threshold", "passed"}]}
+     "claims": [{"id", "kind", "statement", "value", "threshold", "passed", "verdict",
+                 "reason", ("seeds", "rule", "outcome" over seeds)}]}
 
 Every claim has a **kind** (:data:`KINDS`), chosen at the call site (no default):
 

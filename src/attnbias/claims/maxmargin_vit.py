@@ -39,7 +39,8 @@ gather :func:`attnbias.experiments.maxmargin.vit_gather.gather_vit`) is judged b
 :func:`~attnbias.claims.core.over_seeds`: each claim measured on each seed's rows, the paper claims
 also on the seed mean (Fig 7: the curves averaged over the seeds epoch by epoch; Fig 6: the peak
 of every seed's drawn maps, averaged over the images and seeds); a sanity check must hold on every
-seed, a paper claim on the seed mean and on at least 2 of 3 seeds.  A table of one seed is judged
+seed; a paper claim is resolved by the sign test (every one of 3 seeds and the seed mean agree,
+else inconclusive).  A table of one seed is judged
 as it is.
 
 Re-exported by :mod:`attnbias.claims.maxmargin` (one function per figure: ``fig6``, ``fig7``).

@@ -277,9 +277,22 @@ def _lm_label(meta) -> str:
             f"{m['steps']} AdamW steps")  # fmt: skip
 
 
-def _per_head_panel(ax, df, layer, product, lam_col="lam_sa"):
+def _per_head_panel(ax, df, layer, product, lam_col="lam_sa", claimed=None):
     """Per-head rank@10⁻² (bars, one group per λ) and effective rank (dots) of one layer, of the
-    first seed (a head index names no same head across seeds)."""
+    first seed (a head index names no same head across seeds).  ``claimed``: the layers whose mean
+    rank over heads the figure's claims judge (``"all"`` or a list), drawn over the bars as
+    lines, the mean of every seed with its min–max band, so the panel shows what its claims
+    measure beside the one seed whose heads it draws."""
+    if claimed is not None:
+        d = df[df["product"] == product]
+        d = d if claimed == "all" else d[d.layer.isin(claimed)]
+        where = "all layers" if claimed == "all" else f"layer {', '.join(map(str, claimed))}"
+        seeds = ", ".join(map(str, sorted(int(x) for x in d.seed.unique())))
+        for metric, name, ls in (("eff_rank", "eff. rank", "-"), ("rank_1e2", "rank@$10^{-2}$",
+                                                                  "--")):  # fmt: skip
+            band = seed_band(d, [lam_col], metric).sort_index()
+            draw_band(ax, np.arange(len(band)), band, "0.15", band_alpha=0.15, ls=ls, lw=1.2,
+                      label=f"claimed: mean {name}, {where} × heads, seeds {seeds}")  # fmt: skip
     seed = int(df.seed.min())
     d = df[(df.layer == layer) & (df["product"] == product) & (df.seed == seed)]
     g = d.groupby([lam_col, "head"])[["rank_1e2", "eff_rank"]].mean().reset_index()
@@ -317,7 +330,8 @@ def fig3(fig3_lm, fig3_vit):
     layer = lm_meta["layers_fig3"][0]
     fig, axes = new_figure(13.0, 3.6, ncols=4)
     for j, product in enumerate(("kq", "pv")):
-        _per_head_panel(axes[j], lm, layer, product)
+        # the lm_* claims judge the mean over every layer and head, over the seeds
+        _per_head_panel(axes[j], lm, layer, product, claimed="all")
         axes[j].set_ylim(0, lm_meta["model"]["d_head"] + 1)
     axes[0].legend(loc="upper right", fontsize=6)
     solved_acc = float(vit_meta["solved_acc"])
@@ -365,7 +379,7 @@ def figC(fig3_lm):
     for i, layer in enumerate(layers):
         for j, product in enumerate(("kq", "pv")):
             ax = axes[0, 2 * i + j]
-            _per_head_panel(ax, lm, layer, product)
+            _per_head_panel(ax, lm, layer, product, claimed=[layer])
             ax.set_ylim(0, meta["model"]["d_head"] + 1)
     axes[0, 0].legend(loc="upper right", fontsize=6)
     si = _stand_in(meta)
