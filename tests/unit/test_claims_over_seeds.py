@@ -121,8 +121,8 @@ def test_claim_file_and_caption_carry_every_seed_verdict_and_reason(tmp_path):
     assert set(gain["seeds"]) == {"0", "1", "2"} and gain["verdict"] == "inconclusive"
     assert gain["reason"].startswith("inconclusive: seeds disagree")
     # a one-draw claim: its reason says how the value meets the threshold
-    once = write_claims(tmp_path / "d.json", "p", "f", "quick",
-                        [compare("x", "x", 0.477, "<=", 0.5, kind="paper")])["claims"][0]  # fmt: skip
+    one = [compare("x", "x", 0.477, "<=", 0.5, kind="paper")]
+    once = write_claims(tmp_path / "d.json", "p", "f", "quick", one)["claims"][0]
     assert "seeds" not in once and once["reason"] == "meets <= 0.5 with +0.477"
     out = tmp_path / "cap.rst"
     render_caption(None, doc, {}, out, text="A figure.")

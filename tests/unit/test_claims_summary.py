@@ -111,7 +111,8 @@ def test_summary_counts_by_kind_and_verdict_and_orders_paper_claims_first(claim_
     assert per_paper.loc["alpha", cols].tolist() == [1, 1, 1, 3, 1, 1, 2, 1, "s2"]
     assert per_paper.loc["beta", cols].tolist() == [1, 0, 0, 1, 0, 0, 0, 2, ""]
     assert headline(df) == (
-        "Paper claims: 2/4 passed, 1 failed, 0 inconclusive, 1 void.  Sanity checks: 1/2 passed, 1 failed.  "
+        "Paper claims: 2/4 passed, 1 failed, 0 inconclusive, 1 void.  Sanity checks: "
+            "1/2 passed, 1 failed.  "
         "Identities (not evidence): 3."
     )
     md, csv, page = tmp_path / "summary.md", tmp_path / "summary.csv", tmp_path / "summary.html"
@@ -119,11 +120,14 @@ def test_summary_counts_by_kind_and_verdict_and_orders_paper_claims_first(claim_
     assert n_fail == 3  # p2, s2 and the (buggy) identity i3; p3 is void, not failed
     text = md.read_text()
     assert text.index("Paper claims: 2/4 passed") < text.index("Sanity checks: 1/2")
-    assert "| alpha | fig1 | quick | none | 1/2 passed, 1 failed, 0 inconclusive, 0 void | 1/1 passed, 0 failed " \
+    assert "| alpha | fig1 | quick | none | 1/2 passed, 1 failed, 0 inconclusive, 0 " \
+        "void | 1/1 passed, 0 failed " \
            "|  | 1 |" in text  # fmt: skip
-    assert "| alpha | fig2 | quick | none | 0/1 passed, 0 failed, 0 inconclusive, 1 void | 0/1 passed, 1 failed " \
+    assert "| alpha | fig2 | quick | none | 0/1 passed, 0 failed, 0 inconclusive, 1 " \
+        "void | 0/1 passed, 1 failed " \
            "| s2 | 0 |" in text  # fmt: skip
-    assert "| beta | 1/1 passed, 0 failed, 0 inconclusive, 0 void | 0/0 passed, 0 failed | 2 |" in text
+    assert "| beta | 1/1 passed, 0 failed, 0 inconclusive, 0 void | 0/0 passed, 0 failed | 2 |" \
+        in text  # fmt: skip
     assert text.index("## Failed paper claims") < text.index("## Failed sanity checks")
     assert "- **alpha fig2**, sanity check `s2` failed: `p3`" in text
     assert ("| alpha | fig2 | paper | p3 | statement of p3 | 1 | true | VOID | void: its figure's "
@@ -168,7 +172,8 @@ def test_summary_of_all_passing_claims(tmp_path):
     text = (tmp_path / "s.md").read_text()
     assert "Results of the **paper** preset, control `none`, seed shift 2, in " in text
     assert "`results/paper/seed-2/`" in text
-    assert "Paper claims: 1/1 passed, 0 failed, 0 inconclusive, 0 void.  Sanity checks: 1/1 passed, 0 failed." \
+    assert "Paper claims: 1/1 passed, 0 failed, 0 inconclusive, 0 void.  Sanity checks: " \
+        "1/1 passed, 0 failed." \
         in text  # fmt: skip
     assert "Identities (not evidence): 0." in text and "## Failed" not in text
     assert "## Void" not in text
@@ -203,7 +208,8 @@ def test_a_not_measurable_figure_voids_its_paper_claims(tmp_path):
     assert counts(df, ["figure"]).not_measurable.tolist() == ["", "alpha fig2"]
     assert counts(df, ["figure"]).void_by.tolist() == ["", "measurable"]
     assert headline(df).startswith(
-        "Paper claims: 1/1 passed, 0 failed, 0 inconclusive, 0 void; not measurable: alpha fig2 (every paper claim "
+        "Paper claims: 1/1 passed, 0 failed, 0 inconclusive, 0 void; not measurable: "
+            "alpha fig2 (every paper claim "
         "void, uncounted).  Sanity checks: 0/1 passed, 1 failed."
     )
     write_summary(files, tmp_path / "s.md", tmp_path / "s.csv", html_path=tmp_path / "s.html")
@@ -256,7 +262,8 @@ def test_caption_shows_void_paper_claims_and_their_cause(claim_files, tmp_path):
     doc = json.loads(Path(claim_files[1]).read_text())
     render_caption(None, doc, {}, tmp_path / "out.rst", text="Fig. 2.")
     text = (tmp_path / "out.rst").read_text()
-    assert "**Paper claims:** 0/1 passed, 0 failed, 0 inconclusive, 1 void (sanity check ``s2`` failed)." in text
+    assert "**Paper claims:** 0/1 passed, 0 failed, 0 inconclusive, 1 void (sanity " \
+        "check ``s2`` failed)." in text
     assert "*VOID* ``p3``" in text and "**FAIL** ``s2``" in text and "PASS ``p3``" not in text
 
 

@@ -61,7 +61,8 @@ def test_landing_page_has_the_headline_and_one_row_per_figure_in_reading_order(t
     text = landing_rst(summary, png="results/figures/{paper}/{fig}.png",
                        every_claim="results/claims/summary.html")  # fmt: skip
     assert (
-        "What holds\n==========\n\n**Paper claims: 2/4 passed, 1 failed, 0 inconclusive, 1 void; not measurable: "
+        "What holds\n==========\n\n**Paper claims: 2/4 passed, 1 failed, 0 "
+            "inconclusive, 1 void; not measurable: "
         "maxmargin fig3 (every paper claim void, uncounted)."
     ) in text
     rows = [line.split("`")[1].split(" <")[0] for line in text.splitlines() if "- `fig" in line]
@@ -97,7 +98,8 @@ def test_landing_page_shows_the_robustness_column_once_it_ran(tmp_path):
     assert "     - paper claims over seeds (—: not in the robustness run)" in text
     assert "     - pooled: 1/2 hold, 1 fail; 1/2 hold on all 2 draws; 1 fail on every valid " \
         "draw" in text  # fig1a  # fmt: skip
-    assert "     - pooled: 0/1 hold, 1 void; 0/1 hold on all 2 draws; 1 void on some draw; sanity " \
+    assert "     - pooled: 0/1 hold, 1 void; 0/1 hold on all 2 draws; 1 void on some " \
+        "draw; sanity " \
         "failing on some draw: own_step" in text  # fmt: skip
     assert "     - measured once (not redrawn)" in text  # fig10
     assert "     - —\n   * - maxmargin\n     - `fig10" in text  # fig3: not in the robustness run

@@ -127,7 +127,8 @@ def test_write_robustness_puts_the_headline_and_every_claim(tmp_path):
     table = write_robustness(seeds, tmp_path / "s.md", tmp_path / "s.csv", shows)
     md = (tmp_path / "s.md").read_text()
     assert "**Paper claims pooled over the seeds of every draw (seed shifts 0, 1): 1/3 hold" in md
-    assert "| p | figA | paper | ratio | failed | 0/2 hold, 2 needed | fails | 0:failed 1:failed |" \
+    assert "| p | figA | paper | ratio | failed | 0/2 hold, 2 needed | fails | 0:failed " \
+        "1:failed |" \
         in md  # fmt: skip
     assert len(pd.read_csv(tmp_path / "s.csv")) == len(table) == 4
 
