@@ -18,10 +18,12 @@ with rule_logging(snakemake) as log:  # noqa: F821
     seed_list = sorted(int(s) for s in seeds.seed.unique())
     with open(out.headline, "w") as fh:  # the report's caption of the table
         fh.write(
-            f"**Robustness over seeds.**  {headline(table, seed_list)}  One row per claim: the "
-            "seeds it passes, fails and is void on (void: its figure's run failed a sanity check "
-            "on that seed), the min / median / max of its value; seed-fragile claims (passing on "
-            "some seeds, failing on others) first.  Figures no seed redraws are measured once.\n"
+            f"**Robustness over seeds.**  {headline(table, seed_list)}  One row per claim: its "
+            "verdict pooled over every seed of every valid draw (the sign test of a single draw, "
+            "docs/outputs.md#claims-over-seeds), its verdict on each draw (passed, failed, "
+            "inconclusive or void: its figure's run failed a sanity check on that draw) and the "
+            "min / median / max of its value; seed-fragile claims (whose verdict differs between "
+            "draws) first.  Figures no seed redraws are measured once.\n"
         )
     write_landing(out.landing, p.summary, out.csv, p.figures + "/{paper}/{fig}.png")
     log.info("%d claims over seeds %s", len(table), seed_list)
