@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 import math
 import os
@@ -42,8 +43,28 @@ _PACKAGES = (
 )
 
 
+# The repository this module runs from (src/attnbias/io.py) and the lock of its environment
+# (requirements/lock.txt, written by requirements/refresh.sh); a copy installed elsewhere has none.
+_ROOT = Path(__file__).resolve().parents[2]
+LOCK = "requirements/lock.txt"
+
+
+def lock_provenance(root: Path | str = _ROOT) -> dict:
+    """The lock the README's install reads: ``lock``, its path under the repository ``root``, and
+    ``lock_sha256``, the sha256 of its bytes; both None where there is no lock (a copy of the
+    package installed outside the repository).  It names the lock of the checkout the code runs
+    from, which the environment was installed from by the README's commands; it does not check
+    that the environment still matches it (``packages`` records the main versions)."""
+    try:
+        digest = hashlib.sha256((Path(root) / LOCK).read_bytes()).hexdigest()
+    except OSError:
+        return {"lock": None, "lock_sha256": None}
+    return {"lock": LOCK, "lock_sha256": digest}
+
+
 def provenance(preset: str | None = None) -> dict:
-    """Package versions, git commit and preset of the run that produced a file."""
+    """Package versions, the lock they were installed from (:func:`lock_provenance`), git commit
+    and preset of the run that produced a file."""
     versions = {}
     for name in _PACKAGES:
         try:
@@ -60,6 +81,7 @@ def provenance(preset: str | None = None) -> dict:
         "preset": preset,
         "python": platform.python_version(),
         "packages": versions,
+        **lock_provenance(),
         "git_sha": sha or None,
     }
 
