@@ -4,9 +4,8 @@
 Convention in every label: weight decay (λ/2)(‖A‖² + ‖B‖²) ≡ λ‖ABᵀ‖_*.
 
 One public function per figure, named after it (``fig1``, ..., ``figB``), found by name by the
-plot rule.  Its arguments are named after the data groups it reads (``fig3_lm`` for
-``results/data/lowrank/fig3_lm.csv``), each a ``(DataFrame, meta)`` pair; it returns the
-matplotlib figure.
+plot rule; its arguments are the data groups it reads (``fig3_lm``: ``results/data/lowrank/
+fig3_lm.csv``), each a ``(DataFrame, meta)`` pair; it returns the matplotlib figure.
 """
 
 from __future__ import annotations
@@ -279,20 +278,17 @@ def _lm_label(meta) -> str:
 
 def _per_head_panel(ax, df, layer, product, lam_col="lam_sa", claimed=None):
     """Per-head rank@10⁻² (bars, one group per λ) and effective rank (dots) of one layer, of the
-    first seed (a head index names no same head across seeds).  ``claimed``: the layers whose mean
-    rank over heads the figure's claims judge (``"all"`` or a list), drawn over the bars as
-    lines, the mean of every seed with its min–max band, so the panel shows what its claims
-    measure beside the one seed whose heads it draws."""
+    first seed (a head index names no same head across seeds); ``claimed`` (``"all"`` or a list of
+    layers): lines of the judged mean over those layers × heads, seed mean and band."""
     if claimed is not None:
         d = df[df["product"] == product]
         d = d if claimed == "all" else d[d.layer.isin(claimed)]
-        where = "all layers" if claimed == "all" else f"layer {', '.join(map(str, claimed))}"
-        seeds = ", ".join(map(str, sorted(int(x) for x in d.seed.unique())))
-        for metric, name, ls in (("eff_rank", "eff. rank", "-"), ("rank_1e2", "rank@$10^{-2}$",
-                                                                  "--")):  # fmt: skip
+        where = ("all layers" if claimed == "all" else f"layer {', '.join(map(str, claimed))}") + (
+            " × heads, seeds " + ", ".join(map(str, sorted(int(x) for x in d.seed.unique()))))
+        for metric, name, ls in (("eff_rank", "eff. rank", "-"), ("rank_1e2", "rank@.01", "--")):
             band = seed_band(d, [lam_col], metric).sort_index()
             draw_band(ax, np.arange(len(band)), band, "0.15", band_alpha=0.15, ls=ls, lw=1.2,
-                      label=f"claimed: mean {name}, {where} × heads, seeds {seeds}")  # fmt: skip
+                      label=f"claimed: mean {name}, {where}")
     seed = int(df.seed.min())
     d = df[(df.layer == layer) & (df["product"] == product) & (df.seed == seed)]
     g = d.groupby([lam_col, "head"])[["rank_1e2", "eff_rank"]].mean().reset_index()
@@ -329,8 +325,7 @@ def fig3(fig3_lm, fig3_vit):
     (lm, lm_meta), (vit, vit_meta) = fig3_lm, fig3_vit
     layer = lm_meta["layers_fig3"][0]
     fig, axes = new_figure(13.0, 3.6, ncols=4)
-    for j, product in enumerate(("kq", "pv")):
-        # the lm_* claims judge the mean over every layer and head, over the seeds
+    for j, product in enumerate(("kq", "pv")):  # the lm_* claims judge every layer and head
         _per_head_panel(axes[j], lm, layer, product, claimed="all")
         axes[j].set_ylim(0, lm_meta["model"]["d_head"] + 1)
     axes[0].legend(loc="upper right", fontsize=6)

@@ -431,18 +431,16 @@ def _stand_in(meta) -> str:
 
 def fig6(fig6):
     """Fig 6: one seed's (the table's first) ViT last-layer [CLS] attention maps over training;
-    the column titles give the drawn maps' mean peak patch weight and, with several seeds, the
-    same over every seed's drawn maps: the number ``maps_late_concentrate`` is judged on."""
+    column titles: the drawn maps' mean peak and that of every seed's (what the claim judges)."""
     full, meta = fig6
     seeds = seeds_of(full)
     df = full[full.seed == seeds[0]] if seeds else full
     which = f", seed {seeds[0]}" + (f" of {len(seeds)}" if len(seeds) > 1 else "") if seeds else ""
     epochs, images, g = sorted(df.epoch.unique()), list(dict.fromkeys(df.image)), int(meta["grid"])
-    # column titles: the maps' mean peak patch weight (what ``maps_late_concentrate`` compares),
-    # of the drawn seed and of every seed's drawn maps (the claim's seed mean)
+    # column titles: the maps' mean peak patch weight, of the drawn seed and of every seed's maps
     peaks = df.groupby(["epoch", "image"]).weight.max().groupby("epoch").mean()
-    keys = ["seed", "epoch", "image"] if len(seeds) > 1 else ["epoch", "image"]
-    pooled = full.groupby(keys).weight.max().groupby("epoch").mean()
+    pooled = full.groupby([*(["seed"] if seeds else []), "epoch", "image"]).weight.max()
+    pooled = pooled.groupby("epoch").mean()
     fig, axes = new_figure(1.25 * len(epochs) + 1.3, 1.25 * len(images) + 0.6, ncols=len(epochs),
                            nrows=len(images), squeeze=False, layout="compressed")  # fmt: skip
     overlay, vmax = None, df.weight.quantile(0.995)
@@ -456,10 +454,8 @@ def fig6(fig6):
             ax.set(xticks=[], yticks=[])
             ax.grid(False)
             if i == 0:
-                title = f"epoch {ep}\nmean peak {peaks[ep]:.3f}"
-                if len(seeds) > 1:
-                    title += f"\n{len(seeds)} seeds: {pooled[ep]:.3f}"
-                ax.set_title(title, fontsize=7)
+                every = f"\n{len(seeds)} seeds: {pooled[ep]:.3f}" if len(seeds) > 1 else ""
+                ax.set_title(f"epoch {ep}\nmean peak {peaks[ep]:.3f}{every}", fontsize=7)
             if j == 0:
                 ax.set_ylabel(f"class {d.label.iloc[0]}", fontsize=7)
     # one colour scale for every panel (the overlay's alpha shown too); the top 0.5 % saturate
