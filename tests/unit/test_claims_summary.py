@@ -171,6 +171,11 @@ def test_summary_of_all_passing_claims(tmp_path):
     write_summary([tmp_path / "x.json"], tmp_path / "s.md", tmp_path / "s.csv", shows)
     text = (tmp_path / "s.md").read_text()
     assert "Results of the **paper** preset, control `none`, seed shift 2, in " in text
+    # which lock made the run (issue: provenance names the environment)
+    from attnbias.io import lock_provenance
+
+    assert f"Environment: `requirements/lock.txt`, sha256 {lock_provenance()['lock_sha256'][:16]}" \
+        in text  # fmt: skip
     assert "`results/paper/seed-2/`" in text
     assert "Paper claims: 1/1 passed, 0 failed, 0 inconclusive, 0 void.  Sanity checks: " \
         "1/1 passed, 0 failed." \

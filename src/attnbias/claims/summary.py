@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import natural_key
+from ..io import lock_provenance, natural_key
 from .core import KINDS, NOT_MEASURABLE, VERDICTS, failed_sanity, reason, verdicts
 
 COLUMNS = [
@@ -157,11 +157,15 @@ def _shows_line(shows) -> str:
     """Which run the claims are from; ``shows["overrides"]``, if any: the settings that differ
     from the preset's reference run."""
     over = shows.get("overrides") or []
+    lock = lock_provenance()
     return (
         f"Results of the **{shows['preset']}** preset, control `{shows['control']}`, seed shift "
         f"{shows['seed']}, in `{shows['folder']}/`."
         + (f"  Settings that differ from the preset: {'; '.join(f'`{o}`' for o in over)}."
            if over else "")
+        + (f"  Environment: `{lock['lock']}`, sha256 {lock['lock_sha256'][:16]}… (each data "
+           "file's JSON records the lock it was made with, `provenance.lock_sha256`)."
+           if lock["lock"] else "  Environment: no lock found (an install outside the repository).")
     )  # fmt: skip
 
 
