@@ -51,5 +51,11 @@ rule all:
         all_targets(),
 
 
+# An unknown target, and what robustness or control=null costs: said first (attnbias.hints).
+if MAIN_PROCESS:
+    _named = [r.name for r in workflow.rules if not r.has_wildcards()]
+    hints.say_first(sys.argv, [r.name for r in workflow.rules], ROBUST["seeds"], _named)
+
+
 # Label the named targets (--list-target-rules), and the cluster notes of a dry run (targets.smk).
 finish_targets()

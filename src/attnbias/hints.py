@@ -5,7 +5,10 @@ workflow is parsed or its jobs are planned; nothing heavy is imported here):
   ones (:func:`unknown_target`);
 - a cluster profile whose ``YOUR_*`` placeholders are not filled in (:func:`placeholders`,
   :func:`profile_file`): a real run stops with one line naming the file, a dry run warns;
-- training jobs that ask for a GPU on a machine without one (:func:`local_cuda`).
+- training jobs that ask for a GPU on a machine without one (:func:`local_cuda`);
+- said before Snakemake's banner (:func:`say_first`, from the Snakefile): an unknown target, and
+  what a robustness target or ``--config control=null`` costs.  A dotted ``--config`` key and a
+  missing ``--configfile`` stop Snakemake before it reads the Snakefile: docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -98,3 +101,81 @@ def local_cuda(environ=None) -> bool:
     if env.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
         return False
     return Path("/proc/driver/nvidia/version").exists() or any(Path("/dev").glob("nvidia[0-9]*"))
+
+
+# --- said first: before Snakemake's banner and traceback ----------------------------------------
+# The bare words the rule `unknown_target` claims (its wildcard_constraints, rules/hints.smk).
+BARE_WORD = re.compile(r"(?!Snakefile$)[A-Za-z][\w-]*")
+# Measured: the quick preset's robustness run, seeds 1-4, every paper (docs/performance.md,
+# docs/controls.md "Robustness over seeds", commit ac07a82).
+ROBUSTNESS_COST = "16 seed runs, 396 inner jobs, 36.7 min on 2 idle cores"
+
+
+def command_line(argv):
+    """Snakemake's own reading of its command line ``argv`` (``.targets``, ``.config``), or None
+    where ``argv`` is no snakemake command (the API called from Python) or does not parse."""
+    prog = Path(argv[0]) if argv else Path()
+    if "snakemake" not in (prog.name, prog.parent.name):  # `snakemake`, `python -m snakemake`
+        return None
+    import contextlib
+    import io
+
+    from snakemake.cli import get_argument_parser  # imported by then: the parser costs ~10 ms
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            return get_argument_parser().parse_args(argv[1:])
+    except (Exception, SystemExit):
+        return None
+
+
+def robustness_note(seeds) -> str:
+    """One line: what a robustness target costs (printed when one is asked for)."""
+    seeds = list(seeds)
+    return (
+        f"robustness: each of the {len(seeds)} seed shifts in robustness.seeds "
+        f"({', '.join(map(str, seeds))}) reruns the redrawn figures of each paper as an inner run "
+        f"of this workflow (quick preset, seeds 1-4, every paper: {ROBUSTNESS_COST}; "
+        "docs/performance.md, docs/controls.md)"
+    )
+
+
+CONTROL_NOTE = (
+    "control=null: deep-learning figures rerun with their mechanism removed; fastrates runs the "
+    "control does not change are relabelled copies of the default run's, not trained "
+    "(docs/controls.md)"
+)
+
+
+def first_notes(targets, config_args, rules, seeds, named=None) -> list[str]:
+    """The lines said before anything else, given the command's targets and ``--config`` values
+    and the workflow's rule names (``named``: those a target may name, default all): an unknown
+    bare-word target (:func:`unknown_target`), the cost of a robustness target, and what
+    ``--config control=null`` trains.  Nested seed runs ask for claim files and pass only
+    ``--config seed=N``, so they get none of these."""
+    rules = set(rules)
+    lines = []
+    for t in targets or ():
+        if t not in rules and BARE_WORD.fullmatch(t):
+            lines += unknown_target(t, rules if named is None else named).splitlines()
+    robust = [t for t in targets or () if t in rules and t.startswith("robustness")]
+    if any(t != "robustness_config" for t in robust):
+        lines.append(robustness_note(seeds))
+    given = dict(c.split("=", 1) for c in config_args or () if "=" in c)
+    if "control" in given and given["control"].strip().lower() in ("null", "~", ""):
+        lines.append(CONTROL_NOTE)
+    return lines
+
+
+def say_first(argv, rules, seeds, named=None, stream=None) -> list[str]:
+    """Print :func:`first_notes` of the command line ``argv`` to stderr (the Snakefile calls it
+    once the rules exist, in the process the user started); returns them."""
+    import sys
+
+    args = command_line(argv)
+    if args is None:
+        return []
+    lines = first_notes(args.targets, args.config, rules, seeds, named)
+    for line in lines:
+        print(line, file=stream or sys.stderr)
+    return lines

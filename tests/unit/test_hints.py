@@ -60,3 +60,53 @@ def test_the_profile_file_comes_from_the_command_line_or_the_environment(tmp_pat
 def test_an_emptied_cuda_visible_devices_means_no_gpu():
     assert hints.local_cuda({"CUDA_VISIBLE_DEVICES": ""}) is False
     assert hints.local_cuda({"CUDA_VISIBLE_DEVICES": "-1"}) is False
+
+
+RULES = [*TARGETS, "robustness", "robustness_nucnorm", "robustness_config", "train"]
+
+
+def test_first_notes_name_an_unknown_target_and_nothing_for_a_known_one():
+    lines = hints.first_notes(["maxmargin_fig1"], [], RULES, [1, 2], named=TARGETS)
+    assert lines == hints.unknown_target("maxmargin_fig1", TARGETS).splitlines()
+    assert hints.first_notes(["maxmargin_fig1c", "all"], ["seed=1"], RULES, [1, 2]) == []
+    assert hints.first_notes([], None, RULES, [1, 2]) == []
+    # files (a folder in the path) and the Snakefile are no bare words: Snakemake judges them
+    files = ["results/claims/maxmargin/fig1c.json", "Snakefile", "fig1.pdf"]
+    assert hints.first_notes(files, [], RULES, [1]) == []
+
+
+def test_robustness_and_the_control_state_their_cost_once():
+    (line,) = hints.first_notes(["robustness", "robustness_nucnorm"], [], RULES, [1, 2, 3, 4])
+    assert line == hints.robustness_note([1, 2, 3, 4])
+    assert line.startswith("robustness: each of the 4 seed shifts in robustness.seeds (1, 2, 3, 4)")
+    assert "396 inner jobs, 36.7 min on 2 idle cores" in line and "docs/performance.md" in line
+    assert hints.first_notes(["robustness_config"], [], RULES, [1]) == []
+    for value in ("null", "~", "Null"):
+        assert hints.first_notes(["all"], [f"control={value}"], RULES, [1]) == [hints.CONTROL_NOTE]
+    assert hints.first_notes(["all"], ["control=none"], RULES, [1]) == []
+    assert "relabelled copies of the default run's, not trained" in hints.CONTROL_NOTE
+    assert all("\n" not in s for s in (line, hints.CONTROL_NOTE))
+
+
+def test_the_command_line_is_read_as_snakemake_reads_it():
+    argv = ["/venv/bin/snakemake", "-n", "--cores", "2", "robustness", "--config", "control=null"]
+    lines = []
+
+    class Out:
+        def write(self, s):
+            lines.append(s)
+
+    said = hints.say_first(argv, RULES, [1, 2, 3, 4], stream=Out())
+    assert said == [hints.robustness_note([1, 2, 3, 4]), hints.CONTROL_NOTE]
+    assert "".join(lines) == "\n".join(said) + "\n"
+    # a seed run of the robustness target: claim files, `--config seed=N`, the control (if any)
+    # in its config file: nothing said
+    nested = ["/lib/python3.11/site-packages/snakemake/__main__.py",
+              "results/seed-1/claims/nucnorm/p1.json", "--snakefile", "/wf/Snakefile",
+              "--cores", "1", "--configfile", "results/robustness/config.yaml", "--config",
+              "seed=1"]  # fmt: skip
+    assert hints.command_line(nested).targets == ["results/seed-1/claims/nucnorm/p1.json"]
+    assert hints.say_first(nested, RULES, [1], stream=Out()) == []
+    # the API called from Python (pytest's argv) or a command line that does not parse: nothing
+    assert hints.command_line(["/venv/bin/pytest", "robustness"]) is None
+    assert hints.command_line(["snakemake", "--no-such-option"]) is None
