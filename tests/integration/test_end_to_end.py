@@ -87,6 +87,11 @@ def test_every_claim_passes(run_dir):
                 if len({r["passed"] for r in c["seeds"].values()}) > 1:
                     assert c["verdict"] != "passed", c
             assert c["kind"] in ("paper", "sanity", "identity")
+            # over the CI size's three short seeds an effect may stay unresolved (inconclusive:
+            # the seeds disagree); it must never be resolved against the paper (failed)
+            if c["verdict"] == "inconclusive":
+                assert "seeds" in c and c["reason"].startswith("inconclusive: "), c
+                continue
             if not c["passed"] and not _unasserted(doc["paper"], doc["figure"], c):
                 failed.append((doc["paper"], doc["figure"], c["id"], c["value"]))
     assert not failed, failed
@@ -207,10 +212,10 @@ def test_figures_and_data_exist(run_dir):
     void = sum(c["kind"] == "paper" for d in invalid for c in d["claims"])
     assert int(m[5]) == void, (m[0], void)
     unasserted = sum(
-        c["kind"] == "paper" and not c["passed"] and _unasserted(d["paper"], d["figure"], c)
-        for d in docs if d not in invalid for c in d["claims"]
+        c["verdict"] == "failed" and _unasserted(d["paper"], d["figure"], c)
+        for d in docs if d not in invalid for c in d["claims"] if c["kind"] == "paper"
     )  # fmt: skip
-    assert int(m[3]) + int(m[4]) == unasserted, (m[0], unasserted)
+    assert int(m[3]) == unasserted, (m[0], unasserted)
     inconclusive = sum(c["verdict"] == "inconclusive" for d in docs for c in d["claims"])
     assert int(m[4]) == inconclusive, (m[0], inconclusive)
     m = re.search(r"Sanity checks: (\d+)/(\d+) passed, (\d+) failed", summary)

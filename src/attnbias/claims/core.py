@@ -190,8 +190,9 @@ def _seed_reason(kind: str, outcome: str, record: dict, need: int, mean: Claim |
         return (f"holds on every seed ({n}): {values}" if outcome == "passed" else
                 f"fails on {n - k} of {n} seeds (a valid run needs every seed): {values}")
     on_mean = "" if mean is None else (
-        f"; on the seed-mean data {_num(mean.value) if _numbers([mean.value]) else ''}"
-        f"{' ✓' if mean.passed else ' ✗'}"
+        "; on the seed-mean data"
+        + (f" {_num(mean.value)}" if _numbers([mean.value]) else "")
+        + (" ✓" if mean.passed else " ✗")
     )
     if outcome == "passed":
         return f"holds on {k} of {n} seeds (needs {need}){on_mean}: {values}"
