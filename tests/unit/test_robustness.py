@@ -232,3 +232,16 @@ def test_the_examined_claims_file_is_well_formed_and_names_real_figures():
     for key in examined:
         paper, figure, _ = key.split("/")
         assert callable(getattr(importlib.import_module(f"attnbias.claims.{paper}"), figure)), key
+
+
+def test_pooled_verdict_uses_the_rule_of_one_draw():
+    """Paper claims pool by the sign test (11 of 15), sanity checks on every seed; void draws are
+    left out."""
+    from attnbias.claims.robustness import pooled
+
+    draws = [json.dumps([True, True, True])] * 4 + [json.dumps([True, False, True])]
+    assert pooled(draws, ["passed"] * 4 + ["inconclusive"]) == ("passed", "14/15 hold, 11 needed")
+    assert pooled(draws, ["passed"] * 5, "sanity") == ("failed", "14/15 hold, 15 needed")
+    mixed = [json.dumps([True, False, False])] * 5
+    assert pooled(mixed, ["inconclusive"] * 5)[0] == "inconclusive"  # 5/15 hold, 10 fail
+    assert pooled(draws, ["void"] * 5) == ("void", "")

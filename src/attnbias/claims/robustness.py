@@ -202,17 +202,20 @@ def _status(verdict: pd.Series, redrawn: bool) -> str:
     return "holds" if len(valid) == len(verdict) else "holds-valid"
 
 
-def pooled(seed_outcomes, verdict) -> tuple[str, str]:
-    """A claim's verdict over every seed of every draw on which its figure's run is valid: the
-    sign test of :func:`attnbias.claims.core.resolve` on the pooled seeds' outcomes (the seed-mean
-    agreement a single draw also asks for is not available across draws: their data are never
-    averaged).  Returns the verdict (``void`` when no draw is valid) and, e.g., "14/15 hold, 11
-    needed"."""
+def pooled(seed_outcomes, verdict, kind: str = "paper") -> tuple[str, str]:
+    """A claim's verdict over every seed of every draw on which its figure's run is valid, by the
+    rule of a single draw: a paper claim by the sign test of
+    :func:`attnbias.claims.core.resolve` on the pooled seeds' outcomes (the seed-mean agreement a
+    single draw also asks for is not available across draws: their data are never averaged), a
+    sanity check or identity on every seed.  Returns the verdict (``void`` when no draw is valid)
+    and, e.g., "14/15 hold, 11 needed"."""
     outcomes = [o for s, v in zip(seed_outcomes, verdict, strict=True) if v != "void"
                 for o in json.loads(s)]  # fmt: skip
     if not outcomes:
         return "void", ""
     n, k = len(outcomes), sum(outcomes)
+    if kind != "paper":
+        return ("passed" if k == n else "failed"), f"{k}/{n} hold, {n} needed"
     return resolve(outcomes), f"{k}/{n} hold, {seeds_needed(n)} needed"
 
 
@@ -262,7 +265,7 @@ def robustness_table(seeds: pd.DataFrame, examined: dict | None = None) -> pd.Da
         exam = examined.get(f"{paper}/{figure}/{claim}", {})
         if exam.get("outcome") == "a" and not status.startswith("once"):
             status = "rate-holds" if passed.mean() >= exam["rate"] else "rate-fails"
-        pool, pool_seeds = pooled(g["seed_outcomes"], g["verdict"])
+        pool, pool_seeds = pooled(g["seed_outcomes"], g["verdict"], g["kind"].iloc[0])
         on = {v: " ".join(str(s) for s in g.loc[g["verdict"] == v, "seed"])
               for v in ("failed", "inconclusive", "void")}  # fmt: skip
         out.append(
