@@ -33,7 +33,7 @@ def digit01_images(dataset: str, source: str | None, data_seed: int, test_fracti
         stand_in = "scikit-learn digits 0 vs 1 (8×8)"
         return x[tr], 2.0 * t[tr] - 1.0, x[te], 2.0 * t[te] - 1.0, stand_in
     if dataset == "mnist":
-        from .text import load_hub
+        from .hub import load_hub
 
         ds = load_hub(source or MNIST_HUB, None, "fastrates_download_mnist")
         out = []

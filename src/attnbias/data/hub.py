@@ -1,6 +1,7 @@
 """Access to the Hugging Face hub: the one error type and message for an artefact that cannot be
 loaded (typically: offline and not cached), shared by every dataset, tokenizer and model loader,
-and the download step of the paper preset (:func:`fetch_assets`).
+the one loader of hub datasets (:func:`load_hub`, used by the text and digit loaders), and the
+download step of the paper preset (:func:`fetch_assets`).
 
 **Local sources.**  Every dataset, model and tokenizer setting takes a hub id or a local directory
 laid out like the hub repository (what ``hf download <id> --local-dir DIR`` writes).  The rule,
@@ -150,6 +151,19 @@ def hub_error(
     )
 
 
+def load_hub(source: str, config: str | None, rule: str | None):
+    """The hub dataset ``source`` (a hub id or a local directory in the hub's layout) with the
+    dataset ``config`` (None: the default one), as ``datasets.load_dataset`` returns it.  Any
+    failure (offline and not cached, a wrong id, a malformed local copy) is raised as the one
+    :func:`hub_error` message, naming ``rule``, the download rule that fetches it (None: none)."""
+    import datasets
+
+    try:
+        return datasets.load_dataset(source, config) if config else datasets.load_dataset(source)
+    except Exception as exc:  # offline, not cached, bad id: all end the same way for the user
+        raise hub_error(source, exc, config=config, rule=rule) from exc
+
+
 def fetch_assets(kind: str, names: list[str], config: str | None = None, attempts: int = 3):
     """Fetch hub datasets (``kind="dataset"``, with the dataset ``config``) or models with their
     tokenizers (``kind="model"``) into the Hugging Face cache: the job of the paper preset's
@@ -175,8 +189,6 @@ def fetch_assets(kind: str, names: list[str], config: str | None = None, attempt
 
 def _fetch_one(kind: str, name: str, config: str | None) -> list[dict]:
     if kind == "dataset":
-        from .text import load_hub
-
         ds = load_hub(name, config, None)
         return [{"asset": name, "part": split, "rows": len(ds[split])} for split in ds]
     if kind == "model":

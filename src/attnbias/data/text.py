@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .hub import DatasetUnavailable, hub_error
+from .hub import DatasetUnavailable, hub_error, load_hub
 
 MNLI_HUB = "nyu-mll/glue"
 MNLI_CONFIG = "mnli"
@@ -91,15 +91,6 @@ class TextSplits:
         if self.final_test is not None:
             out["final_test"] = len(self.final_test)
         return out
-
-
-def load_hub(source: str, config: str | None, rule: str | None):
-    import datasets
-
-    try:
-        return datasets.load_dataset(source, config) if config else datasets.load_dataset(source)
-    except Exception as exc:  # offline, not cached, bad id: all end the same way for the user
-        raise hub_error(source, exc, config=config, rule=rule) from exc
 
 
 def _stratified_take(labels: np.ndarray, sizes: list[int], seed: int) -> list[np.ndarray]:
