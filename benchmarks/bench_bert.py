@@ -19,7 +19,7 @@ MFU and the projected time of one run and of the whole grid.
 
 Model FLOPs per token (forward): 2·(4h² + 2h·mlp) per layer for the projections and the MLP, plus
 2·2·n·h per layer for the attention scores and values (n = sequence length); ×3 for
-forward+backward.
+forward+backward (:func:`attnbias.models.flops.bert_forward_flops_per_token`).
 """
 
 from __future__ import annotations
@@ -30,26 +30,12 @@ import time
 import numpy as np
 import torch
 
+from attnbias.models.flops import TRAIN_PER_FORWARD, bert_forward_flops_per_token, peak_bf16
 from attnbias.workflow import load_config
-
-PEAK_BF16 = {
-    "H100 80GB HBM3": 989e12,
-    "H100 PCIe": 756e12,
-    "H100": 989e12,
-    "H200": 989e12,
-    "A100": 312e12,
-}
-
-
-def bert_forward_flops_per_token(hidden: int, layers: int, mlp: int, length: int) -> float:
-    return layers * (2 * (4 * hidden * hidden + 2 * hidden * mlp) + 2 * 2 * length * hidden)
 
 
 def peak_flops(device: torch.device) -> float | None:
-    if device.type != "cuda":
-        return None
-    name = torch.cuda.get_device_name(device)
-    return next((v for k, v in PEAK_BF16.items() if k in name), None)
+    return peak_bf16(torch.cuda.get_device_name(device)) if device.type == "cuda" else None
 
 
 def main():
@@ -143,7 +129,8 @@ def main():
         )
     else:
         mean_width = float(length)
-    flops_seq = 3 * bert_forward_flops_per_token(h, layers, mlp, int(mean_width)) * mean_width
+    per_token = bert_forward_flops_per_token(h, layers, mlp, int(mean_width))
+    flops_seq = TRAIN_PER_FORWARD * per_token * mean_width
     peak = peak_flops(device)
     dev = torch.cuda.get_device_name(device) if gpu else f"CPU ({torch.get_num_threads()} threads)"
     print(

@@ -10,11 +10,12 @@ GPU) on random tokens.  Timing as in a minimal reference loop: ``--warmup`` opti
 (compilation included), then ``--steps`` steps each ended by a device synchronisation (taken in the
 engine's ``after_backward`` hook, once per step), and the median step.  Tokens/s and MFU =
 (6·N + 12·L·T·d) · tokens/s / peak bf16 FLOP/s (PaLM convention; N counts the matrices, the tied
-embedding once); peak memory = ``max_memory_allocated`` over the timed steps.  ``--profile-out``
-profiles one more step with torch.profiler and writes where its kernel time goes
-(:func:`mfu_levers.profile_table`).  ``--json`` prints one JSON line at the end.  Without a GPU (or
-with ``--cpu-smoke``) it times a tiny model on the CPU (compiled with ``--cpu-compile``); MFU is not
-meaningful there.
+embedding once: ``attnbias.models.gpt2.flops_per_token``; the peaks:
+:func:`attnbias.models.flops.peak_bf16`); peak memory = ``max_memory_allocated`` over the timed
+steps.  ``--profile-out`` profiles one more step with torch.profiler and writes where its kernel
+time goes (:func:`mfu_levers.profile_table`).  ``--json`` prints one JSON line at the end.  Without
+a GPU (or with ``--cpu-smoke``) it times a tiny model on the CPU (compiled with ``--cpu-compile``);
+MFU is not meaningful there.
 """
 
 from __future__ import annotations
@@ -30,24 +31,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from attnbias.models.flops import peak_bf16
 from attnbias.workflow import load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-PEAK_BF16 = {
-    "H100 80GB HBM3": 989e12,
-    "H100 PCIe": 756e12,
-    "H100": 989e12,
-    "H200": 989e12,
-    "A100": 312e12,
-}
-
 
 def peak_flops(device: torch.device) -> float | None:
-    if device.type != "cuda":
-        return None
-    name = torch.cuda.get_device_name(device)
-    return next((v for k, v in PEAK_BF16.items() if k in name), None)
+    return peak_bf16(torch.cuda.get_device_name(device)) if device.type == "cuda" else None
 
 
 def cpu_seconds() -> float:

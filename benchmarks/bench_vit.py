@@ -11,7 +11,8 @@ engine's ``after_backward`` hook) and their median.  Model FLOPs count the matmu
 pass (patch embedding, QKV/O projections, attention scores and values, MLP, head) ×3 for
 forward+backward.  ``--profile-out`` profiles one more step and writes where its kernel time goes
 (attention, matmuls split into attention projections / MLP / classifier by shape, LayerNorm, GELU,
-optimiser, …; :func:`mfu_levers.profile_table`).  On a CPU-only machine (or ``--cpu-smoke``) it
+optimiser, …; :func:`mfu_levers.profile_table`).  The FLOP count is
+:func:`attnbias.models.flops.vit_forward_flops`.  On a CPU-only machine (or ``--cpu-smoke``) it
 times a few steps of a small ViT (MFU is not meaningful there).
 """
 
@@ -26,36 +27,14 @@ from pathlib import Path
 
 import torch
 
+from attnbias.models.flops import TRAIN_PER_FORWARD, peak_bf16, vit_forward_flops
 from attnbias.workflow import load_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-PEAK_BF16 = {
-    "H100 80GB HBM3": 989e12,
-    "H100 PCIe": 756e12,
-    "H100": 989e12,
-    "H200": 989e12,
-    "A100": 312e12,
-}
-
-
-def vit_forward_flops(
-    image: int, patch: int, channels: int, hidden: int, layers: int, mlp: int, classes: int
-) -> float:
-    n = (image // patch) ** 2 + 1
-    embed = 2 * (image // patch) ** 2 * (patch * patch * channels) * hidden
-    per_layer = 2 * n * hidden * 4 * hidden + 2 * 2 * n * n * hidden + 2 * 2 * n * hidden * mlp
-    return embed + layers * per_layer + 2 * hidden * classes
-
 
 def peak_flops(device: torch.device) -> float | None:
-    if device.type != "cuda":
-        return None
-    name = torch.cuda.get_device_name(device)
-    for key, val in PEAK_BF16.items():
-        if key in name:
-            return val
-    return None
+    return peak_bf16(torch.cuda.get_device_name(device)) if device.type == "cuda" else None
 
 
 def main():
@@ -126,7 +105,7 @@ def main():
     intervals = [b - a for a, b in zip(timed[:-1], timed[1:], strict=True)]
     step_s = statistics.median(intervals)
     ips = batch / step_s
-    flops = 3 * vit_forward_flops(
+    flops = TRAIN_PER_FORWARD * vit_forward_flops(
         s["image_size"], s["patch_size"], channels, s["hidden"], s["layers"], s["mlp"], 10
     )
     peak = peak_flops(device)

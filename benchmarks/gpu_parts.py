@@ -326,8 +326,8 @@ def bench_vit(cpu: bool, device, workdir: Path, compile_: bool) -> dict:
     """maxmargin ViT-B/2 (paper preset: 32×32 CIFAR, patch 2, 257 tokens), SGD + momentum,
     GPU-side crop/flip, data resident on the device, bf16 autocast."""
     import torch
-    from bench_vit import vit_forward_flops
 
+    from attnbias.models.flops import vit_forward_flops
     from attnbias.models.vit import build_vit
     from attnbias.train import TrainConfig
 
@@ -451,9 +451,9 @@ def bench_bert(cpu: bool, device, workdir: Path) -> dict:
     """fastrates BERT-base fine-tuning at the MNLI shape (batch 32 × 128 tokens, full length),
     SGD, bf16 autocast, data on the device."""
     import torch
-    from bench_bert import bert_forward_flops_per_token
     from transformers import BertConfig, BertForSequenceClassification
 
+    from attnbias.models.flops import bert_forward_flops_per_token
     from attnbias.models.sequence import forward_logits
     from attnbias.train import TrainConfig
 

@@ -13,7 +13,8 @@ steps (which include any compilation), between CUDA synchronisations, for each v
   avoids the sliced copy ``logits[:, :-1]``.
 
 MFU = model FLOPs per step / step time / peak (989 TFLOP/s dense bf16 on an H100 SXM); model FLOPs
-as in ``attnbias.models.gpt2.flops_per_token`` and ``bench_vit.vit_forward_flops`` (× 3).
+as in ``attnbias.models.gpt2.flops_per_token`` and ``attnbias.models.flops.vit_forward_flops``
+(× 3).
 Each variant prints one JSON line as soon as it is measured, so a time-out keeps what was done.
 """
 
@@ -22,16 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-PEAK = 989e12
+from attnbias.models.flops import TRAIN_PER_FORWARD, peak_bf16, vit_forward_flops
+
+PEAK = peak_bf16("H100")  # the H100 SXM's, whatever the device (the reports compare with it)
 
 
 # kernel (GPU) or operator (CPU) names -> where a step's time goes; the first match wins, so the
@@ -48,7 +48,6 @@ KERNEL_GROUPS = (
     ("embedding", r"embedding|index_put|indexing_backward|scatter|gather"),
     ("copy/cast", r"copy|memcpy|memset|cast|convert|fill"),
 )
-
 
 
 class StepMarks:
@@ -76,6 +75,7 @@ class StepMarks:
             self.prof.start()
         elif self.prof is not None and step == self.warm + self.steps:
             self.prof.stop()
+
 
 def kernel_group(name: str) -> str:
     low = name.lower()
@@ -198,8 +198,6 @@ def run_gpt2(variant: str, loss_kind: str, micro: int, cpu: bool, device) -> dic
 
 
 def run_vit(variant: str, batch: int, cpu: bool, device) -> dict:
-    from bench_vit import vit_forward_flops
-
     from attnbias.models.vit import build_vit
 
     dims = (64, 2, 2, 128) if cpu else (768, 12, 12, 3072)
@@ -226,7 +224,8 @@ def run_vit(variant: str, batch: int, cpu: bool, device) -> dict:
 
     dt = step_time(step, 2 if cpu else 10, 2 if cpu else 30, not cpu)
     patch = 8 if cpu else 2
-    flops = 3 * vit_forward_flops(32, patch, 3, dims[0], dims[1], dims[3], 10) * batch
+    per_image = vit_forward_flops(32, patch, 3, dims[0], dims[1], dims[3], 10)
+    flops = TRAIN_PER_FORWARD * per_image * batch
     return dict(model="vit_b2", variant=variant, batch=batch, step_ms=dt * 1e3,
                 images_per_s=batch / dt, mfu=flops / dt / PEAK)  # fmt: skip
 
