@@ -157,7 +157,7 @@ def test_checkpoint_resume_continues_the_run(device, tmp_path):
 
         return cb
 
-    full = fit(_vit(), data, _vit_loss, cfg, device, progress=False, on_epoch_end=stop_at(-1))
+    full = fit(_vit(), data, _vit_loss, cfg, device, progress=False, on_row=stop_at(-1))
     ckpt = tmp_path / "run.pt"
     with pytest.raises(_Stop):
         fit(
@@ -168,7 +168,7 @@ def test_checkpoint_resume_continues_the_run(device, tmp_path):
             device,
             checkpoint=ckpt,
             progress=False,
-            on_epoch_end=stop_at(3),
+            on_row=stop_at(3),
         )
     resumed = fit(
         _vit(),
@@ -178,7 +178,7 @@ def test_checkpoint_resume_continues_the_run(device, tmp_path):
         device,
         checkpoint=ckpt,
         progress=False,
-        on_epoch_end=stop_at(-1),
+        on_row=stop_at(-1),
     )
     assert [h["epoch"] for h in resumed] == [0, 1, 2, 3, 4]
     for a, b in zip(full[1:], resumed[1:], strict=True):

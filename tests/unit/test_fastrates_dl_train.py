@@ -316,13 +316,13 @@ def test_killed_text_run_resumes_to_the_uninterrupted_result(
     caplog.set_level("INFO", logger="attnbias.train")
     real_fit = train_pkg.fit
 
-    def dying_fit(*args, on_epoch_end=None, **kw):
+    def dying_fit(*args, on_row=None, **kw):
         def hook(m, step):
             if step == 6:  # killed after 6 of 8 steps; the last checkpoint is at step 4
                 raise KeyboardInterrupt
-            return on_epoch_end(m, step)
+            return on_row(m, step)
 
-        return real_fit(*args, on_epoch_end=hook, **kw)
+        return real_fit(*args, on_row=hook, **kw)
 
     monkeypatch.setattr(train_pkg, "fit", dying_fit)
     with pytest.raises(KeyboardInterrupt):

@@ -70,7 +70,7 @@ def test_training_learns_and_is_deterministic(tmp_path):
         _loss,
         CFG,
         torch.device("cpu"),
-        on_epoch_end=_eval,
+        on_row=_eval,
         progress=False,
         image_key=None,
     )
@@ -80,7 +80,7 @@ def test_training_learns_and_is_deterministic(tmp_path):
         _loss,
         CFG,
         torch.device("cpu"),
-        on_epoch_end=_eval,
+        on_row=_eval,
         progress=False,
         image_key=None,
     )
@@ -100,7 +100,7 @@ def test_resume_after_crash_matches_uninterrupted(tmp_path):
         _loss,
         CFG,
         torch.device("cpu"),
-        on_epoch_end=_eval,
+        on_row=_eval,
         progress=False,
         image_key=None,
     )
@@ -120,7 +120,7 @@ def test_resume_after_crash_matches_uninterrupted(tmp_path):
             torch.device("cpu"),
             checkpoint=ckpt,
             metrics_log=log,
-            on_epoch_end=crash_at_4,
+            on_row=crash_at_4,
             progress=False,
             image_key=None,
         )
@@ -134,7 +134,7 @@ def test_resume_after_crash_matches_uninterrupted(tmp_path):
         torch.device("cpu"),
         checkpoint=ckpt,
         metrics_log=log,
-        on_epoch_end=_eval,
+        on_row=_eval,
         progress=False,
         image_key=None,
     )

@@ -107,7 +107,7 @@ def test_online_resume_after_crash_matches_uninterrupted(tmp_path, make_stream):
         CFG,
         DEV,
         batch_fn=make_stream(),
-        on_epoch_end=ev,
+        on_row=ev,
         progress=False,
         image_key=None,
     )
@@ -128,7 +128,7 @@ def test_online_resume_after_crash_matches_uninterrupted(tmp_path, make_stream):
             checkpoint=ckpt,
             metrics_log=log,
             batch_fn=make_stream(),
-            on_epoch_end=crash_at_3,
+            on_row=crash_at_3,
             progress=False,
             image_key=None,
         )
@@ -143,7 +143,7 @@ def test_online_resume_after_crash_matches_uninterrupted(tmp_path, make_stream):
         checkpoint=ckpt,
         metrics_log=log,
         batch_fn=make_stream(),
-        on_epoch_end=ev,
+        on_row=ev,
         progress=False,
         image_key=None,
     )

@@ -45,7 +45,7 @@ def test_counted_in_steps_trains_as_the_same_blocks_of_an_epoch_run(online):
     """12 steps, a row every 4: the very run of 3 'epochs' of 4 steps, its rows keyed by the
     updates done (4, 8, 12) and the callback told the step."""
     data, batch_fn = (None, _online) if online else (_task(), None)
-    kw = dict(on_epoch_end=_w, progress=False, image_key=None, batch_fn=batch_fn)
+    kw = dict(on_row=_w, progress=False, image_key=None, batch_fn=batch_fn)
     by_epoch = fit(
         _model(), data, _loss, TrainConfig(epochs=3, steps_per_epoch=4, **BASE), CPU, **kw
     )
@@ -62,7 +62,7 @@ def test_the_last_row_comes_after_the_last_step():
     seen = []
     h = fit(
         _model(), _task(), _loss, TrainConfig(steps=10, eval_every=4, **BASE), CPU,
-        on_epoch_end=_w, progress=False, image_key=None,
+        on_row=_w, progress=False, image_key=None,
         after_backward=lambda m, step, loss: seen.append(step),
     )  # fmt: skip
     assert [r["step"] for r in h] == [0, 4, 8, 10]
@@ -93,7 +93,7 @@ def test_checkpoints_every_ckpt_every_steps(tmp_path):
 
 def test_a_run_counted_in_steps_resumes_where_it_stopped(tmp_path):
     cfg = TrainConfig(steps=10, eval_every=4, **BASE)
-    kw = dict(on_epoch_end=_w, progress=False, image_key=None)
+    kw = dict(on_row=_w, progress=False, image_key=None)
     full = fit(_model(), _task(), _loss, cfg, CPU, **kw)
     ckpt = tmp_path / "c.pt"
     counts = []

@@ -8,7 +8,7 @@
 * a seeded CPU ``torch.Generator`` for shuffling and augmentation, so a run is deterministic on
   CPU and its state can be checkpointed;
 * a run counted in epochs (passes over the data) or in steps (updates: language models,
-  fine-tuning, online data), with metrics (``on_epoch_end``) after every epoch, or every
+  fine-tuning, online data), with metrics (``on_row``) after every epoch, or every
   ``eval_every`` steps and after the last, appended to a JSONL log and shown with tqdm;
 * periodic **atomic checkpoints** (model, optimiser, generator, history) to a path the workflow does
   not declare as an output: a killed job rerun resumes where it stopped and ends with the same
@@ -229,7 +229,7 @@ def fit(
     device: torch.device,
     checkpoint: str | os.PathLike | None = None,
     metrics_log: str | os.PathLike | None = None,
-    on_epoch_end: Callable[[torch.nn.Module, int], dict] | None = None,
+    on_row: Callable[[torch.nn.Module, int], dict] | None = None,
     param_groups=None,
     image_key: str | None = "x",
     progress: bool = True,
@@ -239,7 +239,7 @@ def fit(
 ) -> list[dict]:
     """Train and return the history: one row per epoch, or per ``cfg.eval_every`` steps in a run
     counted in steps (:class:`TrainConfig`), each row keyed by its count (``"epoch"`` or
-    ``"step"``: the updates done); row 0 is before training, when ``on_epoch_end`` is given.
+    ``"step"``: the updates done); row 0 is before training, when ``on_row`` is given.
 
     ``data``: dict of tensors with a common first dimension; moved to ``device`` once (datasets
     are kept on the GPU).  ``batch_fn``: an online source used instead of ``data`` (pass
@@ -251,7 +251,7 @@ def fit(
     per update, after the gradients of update ``step`` (global, 0-based) and its minibatch
     ``loss`` (a detached scalar tensor) are computed and before they are clipped and applied, e.g.
     to record gradient norms and losses (:mod:`attnbias.train.probe`).
-    ``on_epoch_end(model, count)`` and ``stop(count)`` receive the row's count (the epoch, or the
+    ``on_row(model, count)`` and ``stop(count)`` receive the row's count (the epoch, or the
     updates done).  ``stop`` is asked after each row (also the last: it may time them); True before
     the last ends training there early (a time budget), after saving the checkpoint, so the same
     call later resumes; the history then ends before the run's end.
@@ -311,9 +311,9 @@ def fit(
         total = per * cfg.epochs
     n_rows = -(-total // per)
     count = (lambda row: min(row * per, total)) if in_steps else (lambda row: row)
-    if start == 1 and on_epoch_end is not None:
+    if start == 1 and on_row is not None:
         model.eval()
-        history.append({key: 0, **on_epoch_end(model, 0)})
+        history.append({key: 0, **on_row(model, 0)})
         _write_log(metrics_path, history)
     params = [p for g in opt.param_groups for p in g["params"]]
     rows = range(start, n_rows + 1)
@@ -367,9 +367,9 @@ def fit(
         if scheduled:
             row["lr"] = float(opt.param_groups[0]["lr"])
         row["seconds"] = time.perf_counter() - t0  # the row's wall time
-        if on_epoch_end is not None:
+        if on_row is not None:
             model.eval()
-            row.update(on_epoch_end(model, count(r)))
+            row.update(on_row(model, count(r)))
         history.append(row)
         _write_log(metrics_path, history)
         bar.set_postfix(loss=f"{row['train_loss']:.4f}")

@@ -181,7 +181,7 @@ def train_text(
             _STEP0_TEST[key] = evaluate(m, test, logits_fn, device, eval_batch)
         return _STEP0_TEST[key]
 
-    def on_epoch_end(m, step):  # every log_every steps (the engine counts this run in steps)
+    def on_row(m, step):  # every log_every steps (the engine counts this run in steps)
         row = {}
         if step % s.eval_every == 0 or step == s.steps:
             row["test_loss"], row["test_acc"] = test_metrics(m, step)
@@ -199,7 +199,7 @@ def train_text(
     )  # fmt: skip
     history = train.fit(
         net, train_data, loss_fn, cfg, device, checkpoint=checkpoint, metrics_log=metrics_log,
-        on_epoch_end=on_epoch_end, image_key=None,
+        on_row=on_row, image_key=None,
     )  # fmt: skip
     drop_checkpoint(checkpoint)
     df = curves(history, optimizer, lr)

@@ -133,7 +133,7 @@ def train_image(
 
     setup = optimizer_config(optimizer, lr, opt_settings, probe, control)
 
-    def on_epoch_end(m, epoch):
+    def on_row(m, epoch):
         row = {}
         row["test_loss"], row["test_acc"] = evaluate(m, test, logits_fn, device, eval_batch)
         if epoch in (select_at, s.epochs):
@@ -147,7 +147,7 @@ def train_image(
     )  # fmt: skip
     history = engine.fit(
         net, train, loss_fn, cfg, device, checkpoint=checkpoint, metrics_log=metrics_log,
-        on_epoch_end=on_epoch_end, image_key="x",
+        on_row=on_row, image_key="x",
     )  # fmt: skip
     drop_checkpoint(checkpoint)
     df = curves(history, optimizer, lr, steps_per_epoch)

@@ -217,7 +217,7 @@ def train_lm(
     val = torch.from_numpy(eval_windows(data.val, s.ctx, s.val_windows))
     use_bf16 = device.type == "cuda"
 
-    def on_epoch_end(m, step):  # every steps_per_epoch steps and after the last
+    def on_row(m, step):  # every steps_per_epoch steps and after the last
         vl = eval_lm_loss(
             m, val, batch_size=max(1, s.batch_size // s.grad_accum), device=device, bf16=use_bf16
         )
@@ -258,7 +258,7 @@ def train_lm(
         device,
         checkpoint=checkpoint,
         metrics_log=metrics_log,
-        on_epoch_end=on_epoch_end,
+        on_row=on_row,
         param_groups=gpt2_param_groups(model, lam_sa_used, lam_mlp),
         image_key=None,
         progress=progress,

@@ -203,7 +203,7 @@ def train_recall_runs(
             rows, future = pending.pop(0)
             rows[:] = future.result()
 
-    def on_row_end(m, step):
+    def on_row(m, step):
         settle(False)
         with torch.no_grad():
             losses = run_losses(m, {k: v.to(dev) for k, v in batch_fn(step).items()})
@@ -250,7 +250,7 @@ def train_recall_runs(
             dev,
             checkpoint=checkpoint,
             metrics_log=metrics_log,
-            on_epoch_end=on_row_end,
+            on_row=on_row,
             param_groups=model.param_groups(lams_used),
             image_key=None,
             progress=False,

@@ -157,7 +157,7 @@ def train_vit(
             within.append(zetas(m)[:3])
             m.train(was)
 
-    def on_epoch_end(m, epoch):
+    def on_row(m, epoch):
         z, z0, peak, logits = zetas(m)
         snaps = [(z, z0, peak)] if epoch == 0 else [*within, (z, z0, peak)]
         within.clear()
@@ -197,7 +197,7 @@ def train_vit(
         device,
         checkpoint=checkpoint,
         metrics_log=metrics_log,
-        on_epoch_end=on_epoch_end,
+        on_row=on_row,
         param_groups=[p for p in model.parameters() if p.requires_grad],
         after_backward=after_backward if marks else None,
     )
