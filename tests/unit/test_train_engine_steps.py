@@ -108,3 +108,76 @@ def test_a_run_is_counted_in_epochs_or_in_steps():
     for cfg in (TrainConfig(**BASE), TrainConfig(epochs=2, steps=8, **BASE)):
         with pytest.raises(ValueError, match="epochs or in steps: give exactly one"):
             fit(_model(), _task(), _loss, cfg, CPU, progress=False, image_key=None)
+
+
+@pytest.mark.parametrize(
+    "cfg, online, counts",
+    [
+        (TrainConfig(steps=14, eval_every=4, ckpt_every=6, **BASE), False, [8, 12, 14]),
+        (TrainConfig(steps=13, eval_every=3, ckpt_every=5, **BASE), True, [6, 12, 13]),
+        (TrainConfig(steps=12, eval_every=4, ckpt_every=1, **BASE), False, [4, 8, 12]),
+        (TrainConfig(epochs=5, ckpt_every=2, **BASE), False, [2, 4, 5]),
+        (TrainConfig(epochs=5, steps_per_epoch=3, ckpt_every=3, **BASE), True, [3, 5]),
+    ],
+    ids=["steps", "steps online", "every update", "epochs", "epochs online"],
+)
+def test_the_engine_checkpoints_where_its_row_plan_says(tmp_path, cfg, online, counts):
+    """RowPlan is the engine's rule: the rows it names are the history's, a checkpoint follows
+    exactly the rows of ``checkpoint_counts``, and ``before_checkpoint`` is called just before
+    each one, after ``stop`` (which, like the hook, still sees the checkpoint before)."""
+    from attnbias.train import RowPlan
+
+    data, batch_fn = (None, _online) if online else (_task(), None)
+    plan = RowPlan.of(cfg, None if online else 96)
+    ckpt, events = tmp_path / "c.pt", []
+
+    def latest():  # the count of the last checkpoint written
+        if not ckpt.exists():
+            return None
+        return torch.load(ckpt, weights_only=False)["history"][-1][plan.unit]
+
+    h = fit(
+        _model(), data, _loss, cfg, CPU, checkpoint=ckpt, progress=False, image_key=None,
+        batch_fn=batch_fn, on_row=_w,
+        stop=lambda c: events.append(("stop", c, latest())) and False,
+        before_checkpoint=lambda c: events.append(("hook", c, latest())),
+    )  # fmt: skip
+    assert [r[plan.unit] for r in h] == [plan.count(r) for r in range(plan.n_rows + 1)]
+    assert plan.checkpoint_counts() == counts
+    expected, last = [], None
+    for r in range(1, plan.n_rows + 1):
+        c = plan.count(r)
+        expected.append(("stop", c, last))
+        if c in counts:
+            expected.append(("hook", c, last))
+            last = c
+    assert events == expected and latest() == counts[-1]
+
+
+def test_a_stop_checkpoints_through_the_hook_and_no_checkpoint_no_hook(tmp_path):
+    """A stop before the plan's next checkpoint writes one there too (the hook first); without a
+    checkpoint file the hook is never called."""
+    cfg = TrainConfig(steps=14, eval_every=4, ckpt_every=6, **BASE)
+    seen = []
+    kw = dict(progress=False, image_key=None, before_checkpoint=seen.append)
+    h = fit(_model(), _task(), _loss, cfg, CPU, checkpoint=tmp_path / "c.pt",
+            stop=lambda step: step == 4, **kw)  # fmt: skip
+    assert [r["step"] for r in h] == [4] and seen == [4]
+    assert torch.load(tmp_path / "c.pt", weights_only=False)["row"] == 1
+    fit(_model(), _task(), _loss, cfg, CPU, **kw)
+    assert seen == [4]
+
+
+def test_row_plan_example_and_counts():
+    import doctest
+
+    from attnbias.train import rows
+
+    assert doctest.testmod(rows).failed == 0
+    from attnbias.train import RowPlan
+
+    plan = RowPlan.of(TrainConfig(steps=10, eval_every=4, **BASE))
+    assert (plan.n_rows, [plan.size(r) for r in (1, 2, 3)], plan.first(3)) == (3, [4, 4, 2], 8)
+    assert RowPlan.of(TrainConfig(steps=10, **BASE)).checkpoint_counts() == [10]
+    epochs = RowPlan.of(TrainConfig(epochs=3, **BASE), n=40)  # 40 // 16 = 2 updates an epoch
+    assert (epochs.per, epochs.total, epochs.unit, epochs.count(2)) == (2, 6, "epoch", 2)

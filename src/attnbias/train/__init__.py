@@ -3,8 +3,10 @@
 from .augment import random_crop_flip
 from .engine import TrainConfig, fit, resolve_device
 from .probe import sgd_probe
+from .rows import RowPlan
 
 __all__ = [
+    "RowPlan",
     "TrainConfig",
     "fit",
     "random_crop_flip",

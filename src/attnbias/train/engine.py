@@ -13,7 +13,8 @@
 * periodic **atomic checkpoints** (model, optimiser, generator, history) to a path the workflow does
   not declare as an output: a killed job rerun resumes where it stopped and ends with the same
   final metrics as an uninterrupted run (Snakemake deletes declared outputs before a job, which is
-  why the checkpoint must live elsewhere).
+  why the checkpoint must live elsewhere).  When they are written is the run's
+  :class:`~attnbias.train.rows.RowPlan`; ``before_checkpoint`` is called before each one.
 
 The task is given by ``loss_fn(model, batch) -> (loss, {name: float})`` over a dict of equally long
 tensors, so the same loop serves images (``{"x", "y"}``) and token windows (``{"ids"}``).
@@ -51,6 +52,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .augment import random_crop_flip
+from .rows import RowPlan
 
 log = logging.getLogger("attnbias.train")
 
@@ -63,7 +65,8 @@ class TrainConfig:
     row ends each epoch (``steps_per_epoch`` updates, default one pass over the data) and
     ``ckpt_every`` counts epochs.  In steps, a row ends every ``eval_every`` updates (default:
     once, at the end) and after the last update, which may come sooner, and ``ckpt_every``
-    counts updates: a checkpoint is written at the first row end at or after each multiple.
+    counts updates: a checkpoint is written at the first row end at or after each multiple
+    (:class:`~attnbias.train.rows.RowPlan`).
     """
 
     epochs: int | None = field(default=None, kw_only=True)  # or ``steps`` (below)
@@ -236,6 +239,7 @@ def fit(
     batch_fn: Callable[[int, torch.Generator], dict[str, torch.Tensor]] | None = None,
     after_backward: Callable[[torch.nn.Module, int, torch.Tensor], None] | None = None,
     stop: Callable[[int], bool] | None = None,
+    before_checkpoint: Callable[[int], None] | None = None,
 ) -> list[dict]:
     """Train and return the history: one row per epoch, or per ``cfg.eval_every`` steps in a run
     counted in steps (:class:`TrainConfig`), each row keyed by its count (``"epoch"`` or
@@ -251,10 +255,13 @@ def fit(
     per update, after the gradients of update ``step`` (global, 0-based) and its minibatch
     ``loss`` (a detached scalar tensor) are computed and before they are clipped and applied, e.g.
     to record gradient norms and losses (:mod:`attnbias.train.probe`).
-    ``on_row(model, count)`` and ``stop(count)`` receive the row's count (the epoch, or the
-    updates done).  ``stop`` is asked after each row (also the last: it may time them); True before
-    the last ends training there early (a time budget), after saving the checkpoint, so the same
-    call later resumes; the history then ends before the run's end.
+    ``on_row(model, count)`` returns the metrics of a row, merged into it; it and ``stop(count)``
+    receive the row's count (the epoch, or the updates done).  ``stop`` is asked after each row
+    (also the last: it may time them); True before the last ends training there early (a time
+    budget), after saving the checkpoint, so the same call later resumes; the history then ends
+    before the run's end.  Checkpoints follow the rows of :meth:`RowPlan.checkpoint_due` (and a
+    stop); ``before_checkpoint(count)`` is called just before each is written (only with a
+    ``checkpoint``), after ``stop``, e.g. to finish metrics the history's rows still wait for.
     """
     if batch_fn is None and data is None:
         raise ValueError("fit needs static `data` or an online `batch_fn`")
@@ -303,14 +310,9 @@ def fit(
     # 33 % MFU against 25 % for the model compiled alone; benchmarks/mfu_levers.py)
     step_loss = torch.compile(loss_fn) if cfg.compile else loss_fn
     use_bf16 = cfg.bf16 and device.type == "cuda"
-    # updates per row (the last may have fewer in a run counted in steps), updates in all, rows
-    if in_steps:
-        per, total, key = cfg.eval_every or cfg.steps, cfg.steps, "step"
-    else:
-        per, key = cfg.steps_per_epoch or max(1, n // cfg.batch_size), "epoch"
-        total = per * cfg.epochs
-    n_rows = -(-total // per)
-    count = (lambda row: min(row * per, total)) if in_steps else (lambda row: row)
+    # the updates of each row, their count (the history's key) and the checkpoints after them
+    plan = RowPlan.of(cfg, None if batch_fn is not None else n)
+    total, key, n_rows, count = plan.total, plan.unit, plan.n_rows, plan.count
     if start == 1 and on_row is not None:
         model.eval()
         history.append({key: 0, **on_row(model, 0)})
@@ -324,8 +326,7 @@ def fit(
         if batch_fn is None:
             perm = torch.randperm(n, generator=gen).to(device)
         sums: dict[str, torch.Tensor] = {}
-        first = (r - 1) * per  # updates done before this row's
-        size = min(per, total - first)
+        first, size = plan.first(r), plan.size(r)  # updates done before this row's, its updates
         for s in range(size):
             step = first + s
             if batch_fn is None:
@@ -374,11 +375,9 @@ def fit(
         _write_log(metrics_path, history)
         bar.set_postfix(loss=f"{row['train_loss']:.4f}")
         stopping = stop is not None and stop(count(r)) and r < n_rows
-        # a checkpoint every ckpt_every epochs, or at the first row end at or after each multiple
-        # of ckpt_every updates; and at the end and before a stop
-        due = (first + size) // cfg.ckpt_every > first // cfg.ckpt_every if in_steps else (
-            r % cfg.ckpt_every == 0)  # fmt: skip
-        if ckpt is not None and (due or r == n_rows or stopping):
+        if ckpt is not None and (plan.checkpoint_due(r) or stopping):  # and before a stop
+            if before_checkpoint is not None:
+                before_checkpoint(count(r))
             _atomic_save(
                 {
                     "fingerprint": cfg.fingerprint(),
