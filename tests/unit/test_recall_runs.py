@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from attnbias.data.recall import RecallBatches, RecallTask
-from attnbias.experiments.lowrank import recall
+from attnbias.experiments.lowrank import recall, recall_loop
 from attnbias.models.recall import RecallRuns, RecallTransformer
 from attnbias.train.runs import RunsAdamW
 
@@ -160,7 +160,7 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
     assert paused.value.step == 10
     assert torch.load(ckpt, weights_only=False)["row"] == 1
     # killed at step 20 while logging: the checkpoint of step 10 stays
-    real, calls = recall.head_rows, {"n": 0}
+    real, calls = recall_loop.head_rows, {"n": 0}
 
     def dying(model, step, with_spectra):
         if step == 20 and calls["n"] == 0:
@@ -168,7 +168,7 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
             raise KeyboardInterrupt("killed")
         return real(model, step, with_spectra)
 
-    monkeypatch.setattr(recall, "head_rows", dying)
+    monkeypatch.setattr(recall_loop, "head_rows", dying)
     with pytest.raises(KeyboardInterrupt):
         recall.train_recall_runs(SETTINGS, POINTS, checkpoint=ckpt, metric_workers=2)
     assert torch.load(ckpt, weights_only=False)["row"] == 1
@@ -177,7 +177,7 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
     for got, want in zip(resumed, full, strict=True):
         pd.testing.assert_frame_equal(got[0], want)
     # metrics computed in the background while training goes on: the same rows
-    monkeypatch.setattr(recall, "head_rows", real)
+    monkeypatch.setattr(recall_loop, "head_rows", real)
     ahead = recall.train_recall_runs(SETTINGS, POINTS, data_workers=2, metric_workers=3)
     for got, want in zip(ahead, full, strict=True):
         pd.testing.assert_frame_equal(got[0], want)
@@ -186,3 +186,61 @@ def test_a_killed_or_stopped_batch_resumes_to_the_same_tables(batched, tmp_path,
     with pytest.raises(recall.Paused):
         recall.train_recall_runs(SETTINGS, [(0.0, 0), (0.5, 1), (3.0, 5)], checkpoint=ckpt,
                                  stop=lambda step: step >= 10)  # fmt: skip
+
+
+@pytest.mark.parametrize("every", [15, 25])
+def test_the_recall_loop_checkpoints_where_the_engine_plans(tmp_path, monkeypatch, every):
+    """The recall runs' checkpoints are the engine's (the RowPlan of the run's TrainConfig): the
+    loop finishes its background metrics through the engine's ``before_checkpoint`` hook, so
+    each checkpoint holds complete rows; a run killed after a checkpoint resumes from it to the
+    uninterrupted tables."""
+    import attnbias.train as train_pkg
+    from attnbias.train import RowPlan
+
+    torch.set_num_threads(1)
+    real_fit = train_pkg.fit
+    seen = {"plan": [], "hook": [], "at_stop": []}
+
+    def spying_fit(model, data, loss_fn, cfg, device, before_checkpoint=None, **kw):
+        seen["plan"].append(RowPlan.of(cfg).checkpoint_counts())
+
+        def hook(step):
+            seen["hook"].append(step)
+            before_checkpoint(step)
+
+        return real_fit(model, data, loss_fn, cfg, device, before_checkpoint=hook, **kw)
+
+    ckpt = tmp_path / "full.pt"
+
+    def latest():  # the step of the last checkpoint written; its rows are complete
+        if not ckpt.exists():
+            return None
+        history = torch.load(ckpt, weights_only=False)["history"]
+        assert all(None not in row["rows"] for row in history), "unfinished rows saved"
+        return history[-1]["step"]
+
+    monkeypatch.setattr(train_pkg, "fit", spying_fit)
+    points, kw = POINTS[:2], dict(checkpoint_every=every, metric_workers=2)
+    full = recall.train_recall_runs(SETTINGS, points, checkpoint=ckpt,
+                                    stop=lambda step: seen["at_stop"].append(latest()), **kw)
+    counts = {15: [20, 30], 25: [30]}[every]  # rows end at 10, 20, 30
+    # stop is asked before a row's checkpoint: at 30 it sees the one of 20 (every 15)
+    at_stop = {15: [None, None, 20], 25: [None, None, None]}[every]
+    assert seen == {"plan": [counts], "hook": counts, "at_stop": at_stop} and latest() == 30
+    # killed while logging step 30: the checkpoint before it stays (step 20, or none)
+    real, calls = recall_loop.head_rows, {"n": 0}
+
+    def dying(model, step, with_spectra):
+        if step == 30 and calls["n"] == 0:
+            calls["n"] += 1
+            raise KeyboardInterrupt("killed")
+        return real(model, step, with_spectra)
+
+    ckpt = tmp_path / "ckpt.pt"
+    monkeypatch.setattr(recall_loop, "head_rows", dying)
+    with pytest.raises(KeyboardInterrupt):
+        recall.train_recall_runs(SETTINGS, points, checkpoint=ckpt, **kw)
+    assert latest() == (20 if every == 15 else None)
+    resumed = recall.train_recall_runs(SETTINGS, points, checkpoint=ckpt, **kw)
+    for (got, _), (want, _) in zip(resumed, full, strict=True):
+        pd.testing.assert_frame_equal(got, want)

@@ -364,12 +364,13 @@ def test_recall_logs_uneven_steps_and_resumes(tmp_path, monkeypatch):
     row of 5 updates).  A run killed half-way resumes from its checkpoint and ends with the same
     table."""
     from attnbias.experiments.lowrank import recall as lr
+    from attnbias.experiments.lowrank import recall_loop
 
     torch.set_num_threads(1)
     cfg = dict(TINY, steps=45)
     full, _ = lr.train_recall(cfg, lam=0.5, seed=1)
     assert sorted(full.step.unique()) == [0, 10, 20, 30, 40, 45]
-    real = lr.head_rows
+    real = recall_loop.head_rows
     calls = {"n": 0}
 
     def dying(model, step, with_spectra):
@@ -379,7 +380,7 @@ def test_recall_logs_uneven_steps_and_resumes(tmp_path, monkeypatch):
         return real(model, step, with_spectra)
 
     ckpt = tmp_path / "ckpt.pt"
-    monkeypatch.setattr(lr, "head_rows", dying)
+    monkeypatch.setattr(recall_loop, "head_rows", dying)
     with pytest.raises(KeyboardInterrupt):
         lr.train_recall(cfg, lam=0.5, seed=1, checkpoint=ckpt)
     # killed while logging step 30 (row 3 of 5): the checkpoint of step 20 (row 2) stays

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from ...io import gathered_control
@@ -24,8 +23,8 @@ from .common import (
     HEAD_COLUMNS,
     control_lambda,
     decay_sharing,
-    head_rows,
 )
+from .recall_loop import correct_answers, stacked_runs, train_runs
 
 log = logging.getLogger("attnbias.lowrank")
 
@@ -81,15 +80,6 @@ class Paused(RuntimeError):
         self.step, self.checkpoint = step, checkpoint
 
 
-def _plain(value):
-    """numpy scalars as Python numbers (the rows are JSON-logged and pickled)."""
-    if isinstance(value, float | np.floating):
-        return float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
 def train_recall_runs(
     settings: RecallSettings | Mapping,
     points: Sequence[tuple[float, int]],
@@ -119,210 +109,98 @@ def train_recall_runs(
     one point), up to float32 rounding.
 
     The engine counts the run in steps: a row every ``log_every`` updates and after the last;
-    the checkpoint (every run together) is saved at the first row end at or after each multiple
-    of ``checkpoint_every`` updates (default ``log_every``), so a killed job resumes from
-    ``checkpoint`` with the same result.  ``stop(step)``, asked after each row, may end training
-    early (a time budget): the checkpoint is saved and :class:`Paused` raised.  ``data_workers``:
-    threads drawing the next updates' batches while the GPU trains; ``metric_workers``: threads
-    computing the runs' metrics, while training goes on (both change no number).
+    the checkpoint (every run together) is saved where the engine's
+    :class:`~attnbias.train.RowPlan` says, at the first row end at or after each multiple of
+    ``checkpoint_every`` updates (default ``log_every``) and after the last, so a killed job
+    resumes from ``checkpoint`` with the same result.  ``stop(step)``, asked after each row, may
+    end training early (a time budget): the checkpoint is saved and :class:`Paused` raised.
+    ``data_workers``: threads drawing the next updates' batches while the GPU trains;
+    ``metric_workers``: threads computing the runs' metrics while training goes on, finished
+    before each checkpoint (both change no number).
 
     ``control="null"`` (the negative control of ``--config control=null``) trains with λ = 0 on
     the attention matrices whatever ``lam`` says; ``lam`` stays the run's label (its column and
     file name) and the meta records ``lam_used``.
     """
-    import torch
-    import torch.nn.functional as F
-
-    from ...data.recall import EVAL_STREAM, RecallBatches, RecallTask
-    from ...models.recall import RecallRuns, RecallTransformer
-    from ...train import TrainConfig, fit
-
     s = RecallSettings.of(settings)
     points = [(float(lam), int(seed)) for lam, seed in points]
     if not points:
         raise ValueError("train_recall_runs needs at least one (lam, seed)")
     lams_used = [control_lambda(lam, control) for lam, _ in points]
     seeds = [seed for _, seed in points]
-    n_runs = len(points)
     dev = _device(accelerator)
-    task = RecallTask(s.n_pairs, s.n_keys, s.n_values)
-    models = []
-    for seed in seeds:  # each run's initialisation, as the one run draws it
-        torch.manual_seed(seed)
-        models.append(RecallTransformer(task.vocab, task.seq_len, s.d_model, s.n_heads,
-                                        s.n_layers))  # fmt: skip
-    model = RecallRuns(models).to(dev)
-    del models
-    spectra = set(int(i) for i in s.spectra_at) | {s.steps}
-    every = int(checkpoint_every or s.log_every)
-    batches = RecallBatches(task, s.batch, seeds, workers=data_workers)
-    pool = collector = None
-    if metric_workers > 0:
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(metric_workers, thread_name_prefix="recall-metrics")
-        collector = ThreadPoolExecutor(1, thread_name_prefix="recall-log")
-    pending: list[tuple[list, object]] = []  # (a logged step's rows, filled when computed)
+    task, model = stacked_runs(s, seeds, dev)
     t0 = time.perf_counter()
-
-    def batch_fn(step, generator=None):
-        x, y = batches(step)
-        out = {"x": torch.from_numpy(x), "y": torch.from_numpy(y)}
-        # page-locked on a GPU, so the copy is asynchronous (the engine's non_blocking)
-        return {k: v.pin_memory() for k, v in out.items()} if dev.type == "cuda" else out
-
-    def run_losses(m, b):
-        logits = m(b["x"], last_only=True)  # (R, batch, vocab)
-        flat = F.cross_entropy(logits.flatten(0, 1), b["y"].flatten(), reduction="none")
-        return flat.view(n_runs, -1).mean(1)
-
-    def loss_fn(m, b):
-        return run_losses(m, b).sum(), {}
-
-    def step_rows(step, losses, attn) -> list[list[dict]]:
-        """Every run's rows at ``step``: its head metrics and its loss."""
-        losses = losses.tolist()  # (waits for the device)
-        views = model.run_views(attn)
-
-        def run_rows(r):
-            return [
-                {k: _plain(v) for k, v in row.items()} | {"train_loss": losses[r]}
-                for row in head_rows(views[r], step, step in spectra)
-            ]
-
-        rows = list(pool.map(run_rows, range(n_runs))) if pool else [
-            run_rows(r) for r in range(n_runs)
-        ]  # fmt: skip
-        log.info("step %d loss %s (%.1f s)", step, " ".join(f"{v:.4f}" for v in losses),
-                 time.perf_counter() - t0)  # fmt: skip
-        return rows
-
-    def settle(everything: bool) -> None:
-        """Fill the rows of the logged steps computed in the background (all: wait for them)."""
-        while pending and (everything or pending[0][1].done()):
-            rows, future = pending.pop(0)
-            rows[:] = future.result()
-
-    def on_row(m, step):
-        settle(False)
-        with torch.no_grad():
-            losses = run_losses(m, {k: v.to(dev) for k, v in batch_fn(step).items()})
-            if collector is None:
-                return {"step": step, "rows": step_rows(step, losses, None)}
-            # with metric workers the metrics of this step's weights (a copy on the device) are
-            # computed while training goes on; the history's list is filled before any
-            # checkpoint (below) and at the end
-            attn = [w.detach().clone() for w in m.attention_weights()]
-        rows: list = [None] * n_runs
-        pending.append((rows, collector.submit(step_rows, step, losses, attn)))
-        return {"step": step, "rows": rows}
-
-    def halt(step) -> bool:
-        """``stop``, after filling every logged step's rows where a checkpoint follows (the
-        engine's rule: the first row end at or after each multiple of ``every``, and the last)."""
-        stopping = bool(stop(step)) if stop is not None else False
-        previous = (step - 1) // s.log_every * s.log_every  # the row end before this one
-        due = step // every > previous // every or step == s.steps
-        saved = checkpoint is not None and due
-        if stopping or saved:
-            settle(True)
-        return stopping
-
-    cfg = TrainConfig(
-        steps=int(s.steps),
-        eval_every=int(s.log_every),
-        batch_size=s.batch,
-        lr=s.lr,
-        optimizer="adamw_runs",
-        weight_decay=0.0,
-        seed=seeds[0],
-        bf16=False,
-        ckpt_every=every,
-        extra={"betas": tuple(s.betas), "eps": s.eps},
-        runs=[[lam, seed] for lam, seed in zip(lams_used, seeds, strict=True)],
-    )
-    try:
-        history = fit(
-            model,
-            None,
-            loss_fn,
-            cfg,
-            dev,
-            checkpoint=checkpoint,
-            metrics_log=metrics_log,
-            on_row=on_row,
-            param_groups=model.param_groups(lams_used),
-            image_key=None,
-            progress=False,
-            batch_fn=batch_fn,
-            stop=halt if (stop is not None or collector is not None) else None,
-        )
-        settle(True)
-    finally:
-        batches.close()
-        for executor in (collector, pool):
-            if executor is not None:
-                executor.shutdown(cancel_futures=True)
+    history = train_runs(
+        model, task, s, seeds, lams_used, dev,
+        checkpoint=checkpoint, metrics_log=metrics_log, stop=stop, t0=t0,
+        checkpoint_every=int(checkpoint_every or s.log_every),
+        data_workers=data_workers, metric_workers=metric_workers,
+    )  # fmt: skip
     if history[-1]["step"] < s.steps:
         raise Paused(history[-1]["step"], checkpoint)
-    correct = np.zeros(n_runs, dtype=np.int64)
-    model.eval()
-    with torch.no_grad():
-        for start in range(0, s.eval_samples, 1024):
-            n = min(1024, s.eval_samples - start)
-            parts = [task.batch(n, seed, start // 1024, stream=EVAL_STREAM) for seed in seeds]
-            x = torch.from_numpy(np.stack([x for x, _ in parts])).to(dev)
-            pred = model(x, last_only=True).argmax(-1).cpu().numpy()
-            correct += np.sum(pred == np.stack([y for _, y in parts]), axis=1)
+    correct = correct_answers(model, task, s, seeds, dev)
     wall = time.perf_counter() - t0
-    if weights_paths:
-        from pathlib import Path
+    _save_weights(model, weights_paths)
+    info = {"control": control, "device": str(dev), "wall_s": wall, "runs_together": len(points)}
+    return [
+        _run_table(history, r, lam, seed, lam_used, int(correct[r]) / s.eval_samples, s, task, info)
+        for r, ((lam, seed), lam_used) in enumerate(zip(points, lams_used, strict=True))
+    ]
 
-        for r, path in enumerate(weights_paths):
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            torch.save(model.run_state_dict(r), path)
-    columns = dict(
-        RECALL_COLUMNS,
-        **{
-            f"s{i + 1}": f"singular value {i + 1} (at spectra steps and the end; else NaN)"
-            for i in range(s.d_model // s.n_heads)
+
+def _save_weights(model, paths: Sequence[str] | None) -> None:
+    """Run r's weights, as the one run's ``RecallTransformer`` state dict, to ``paths[r]``."""
+    if not paths:
+        return
+    from pathlib import Path
+
+    import torch
+
+    for r, path in enumerate(paths):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        torch.save(model.run_state_dict(r), path)
+
+
+def _run_table(
+    history, r: int, lam, seed, lam_used, acc: float, s: RecallSettings, task, info: dict
+) -> tuple[pd.DataFrame, dict]:
+    """Run r's ``(df, meta)``: its rows of the history, its accuracy and what it ran."""
+    df = pd.DataFrame([row for h in history for row in (h["rows"][r] if "rows" in h else [])])
+    df.insert(0, "seed", seed)
+    df.insert(0, "lam", float(lam))
+    df["accuracy"] = acc
+    log.info("λ=%g seed=%d accuracy %.4f", lam, seed, acc)
+    spectrum = {
+        f"s{i + 1}": f"singular value {i + 1} (at spectra steps and the end; else NaN)"
+        for i in range(s.d_model // s.n_heads)
+    }
+    meta = {
+        "lam": lam,
+        "lam_used": lam_used,
+        "control": info["control"],
+        "seed": seed,
+        "accuracy": acc,
+        "device": info["device"],
+        "wall_s": info["wall_s"],
+        # what the settings imply; the settings themselves are recorded once, below
+        "task": {"seq_len": task.seq_len, "vocab": task.vocab},
+        "model": {
+            "d_head": s.d_model // s.n_heads,
+            "class": "attnbias.models.recall.RecallTransformer",
         },
-    )
-    out = []
-    for r, ((lam, seed), lam_used) in enumerate(zip(points, lams_used, strict=True)):
-        acc = int(correct[r]) / s.eval_samples
-        df = pd.DataFrame([row for h in history for row in (h["rows"][r] if "rows" in h else [])])
-        df.insert(0, "seed", seed)
-        df.insert(0, "lam", float(lam))
-        df["accuracy"] = acc
-        log.info("λ=%g seed=%d accuracy %.4f", lam, seed, acc)
-        meta = {
-            "lam": lam,
-            "lam_used": lam_used,
-            "control": control,
-            "seed": seed,
-            "accuracy": acc,
-            "device": str(dev),
-            "wall_s": wall,
-            # what the settings imply; the settings themselves are recorded once, below
-            "task": {"seq_len": task.seq_len, "vocab": task.vocab},
-            "model": {
-                "d_head": s.d_model // s.n_heads,
-                "class": "attnbias.models.recall.RecallTransformer",
-            },
-            "optimizer": {"name": "AdamW", "decay_on": "W_Q, W_K, W_V, P"},
-            "settings": s.record(),
-            "engine": {
-                "loop": "attnbias.train.fit (online batch_fn)",
-                "eval_every": int(s.log_every),
-                # runs trained side by side in one model (attnbias.models.recall.RecallRuns);
-                # wall_s is theirs together
-                "runs_together": n_runs,
-            },
-            "columns": columns,
-        }
-        out.append((df, meta))
-    return out
+        "optimizer": {"name": "AdamW", "decay_on": "W_Q, W_K, W_V, P"},
+        "settings": s.record(),
+        "engine": {
+            "loop": "attnbias.train.fit (online batch_fn)",
+            "eval_every": int(s.log_every),
+            # runs trained side by side in one model (attnbias.models.recall.RecallRuns);
+            # wall_s is theirs together
+            "runs_together": info["runs_together"],
+        },
+        "columns": dict(RECALL_COLUMNS, **spectrum),
+    }
+    return df, meta
 
 
 def train_recall(
