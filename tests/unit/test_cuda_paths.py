@@ -1,12 +1,12 @@
 """The GPU code paths of the engine and the models, each test run on two devices.
 
 Every test takes the ``device`` fixture: ``cpu`` runs in every CI run, ``cuda`` only where CUDA
-is (``pytest -m gpu``; ``benchmarks/gpu_check.py`` runs those).  Both cases make the same calls
-at the same sizes and check what does not depend on the device (finite, falling losses, shapes,
-checkpoint resume, SDPA against eager attention, the augmentation against a reference); only the
-CUDA case checks what is CUDA's own: bf16 autocast (the engine applies it on CUDA only),
-``torch.compile`` with code generation (on the CPU Dynamo traces the same step with the
-``eager`` backend: no C++ toolchain, seconds), fused AdamW, results equal to the CPU's, weights
+is (``pytest -m gpu``; the GPU check ``python -m attnbias.gpu_check`` runs those).  Both cases
+make the same calls at the same sizes and check what does not depend on the device (finite,
+falling losses, shapes, checkpoint resume, SDPA against eager attention, the augmentation against
+a reference); only the CUDA case checks what is CUDA's own: bf16 autocast (the engine applies it
+on CUDA only), ``torch.compile`` with code generation (on the CPU Dynamo traces the same step with
+the ``eager`` backend: no C++ toolchain, seconds), fused AdamW, results equal to the CPU's, weights
 on the GPU.  ``tests/unit/test_gpu_twins.py`` fails when a CUDA test has no CPU case.
 """
 

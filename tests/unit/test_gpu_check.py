@@ -1,5 +1,5 @@
-"""The ``--cpu`` (tiny) mode of ``benchmarks/gpu_check.py``: every part runs and the report is
-complete, so the GPU check cannot rot between the rare runs on a GPU."""
+"""The ``--cpu`` (tiny) mode of the GPU check, ``python -m attnbias.gpu_check``: every part runs
+and the report is complete, so the GPU check cannot rot between the rare runs on a GPU."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from attnbias.gpu_check.device import memory
+from attnbias.gpu_check.parts import PARTS
+from attnbias.gpu_check.report import report_problems
 
-import gpu_check  # noqa: E402
-import gpu_parts  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 # What the GPU machines' Python lacks of this project's dependencies (it has torch, transformers,
 # tokenizers, safetensors, numpy, pandas, PyYAML, matplotlib, scikit-learn and pytest).  The CPU
@@ -75,7 +75,7 @@ def cpu_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("gpu_check")
     env = gpu_machine_env(tmp_path_factory.mktemp("hide"))
     res = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gpu_check.py"), "--cpu", "--out", str(out)],
+        [sys.executable, "-m", "attnbias.gpu_check", "--cpu", "--out", str(out)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -89,16 +89,17 @@ def cpu_report(tmp_path_factory):
 @pytest.mark.slow
 def test_cpu_mode_report_is_complete_and_every_part_passes(cpu_report):
     res, report, out = cpu_report
-    assert gpu_check.report_problems(report) == [], report.get("problems")
+    assert report_problems(report) == [], report.get("problems")
     assert report["complete"] is True
-    assert [p["name"] for p in report["parts"]] == list(gpu_parts.PARTS)
+    assert [p["name"] for p in report["parts"]] == list(PARTS)
+    assert report["command"] == f"python -m attnbias.gpu_check --cpu --out {out}"
     failed = {p["name"]: p.get("reason") for p in report["parts"] if p["status"] != "ok"}
     assert not failed, failed
     assert res.returncode == 0, res.stdout[-3000:]
     tests = next(p for p in report["parts"] if p["name"] == "pytest_gpu")["metrics"]
     assert tests["collected"] >= 1 and tests["skipped"] == tests["collected"]  # no CUDA here
     md = (out / "gpu_check.md").read_text()
-    assert all(f"`{name}`" in md for name in gpu_parts.PARTS)
+    assert all(f"`{name}`" in md for name in PARTS)
 
 
 def _fake(status="ok", metrics=None, reason=None):
@@ -119,12 +120,12 @@ def test_report_check_can_fail():
         peak_mem_mb=10,
         mfu=0.4,
     )
-    assert gpu_check.report_problems(_fake(metrics=good), ["bench_gpt2"]) == []
-    assert gpu_check.report_problems(_fake(metrics=good), ["bench_gpt2", "bench_bert"])  # missing
-    assert gpu_check.report_problems(_fake(metrics={**good, "mfu": float("nan")}), ["bench_gpt2"])
-    assert gpu_check.report_problems(_fake(metrics={**good, "mfu": None}), ["bench_gpt2"])
-    assert gpu_check.report_problems(_fake(status="timeout"), ["bench_gpt2"])  # no reason
-    assert not gpu_check.report_problems(
+    assert report_problems(_fake(metrics=good), ["bench_gpt2"]) == []
+    assert report_problems(_fake(metrics=good), ["bench_gpt2", "bench_bert"])  # missing
+    assert report_problems(_fake(metrics={**good, "mfu": float("nan")}), ["bench_gpt2"])
+    assert report_problems(_fake(metrics={**good, "mfu": None}), ["bench_gpt2"])
+    assert report_problems(_fake(status="timeout"), ["bench_gpt2"])  # no reason
+    assert not report_problems(
         _fake(status="timeout", reason="killed at 60 s"), ["bench_gpt2"]
     )
 
@@ -143,15 +144,16 @@ def test_report_check_can_fail():
     ],
 )
 def test_peak_memory_of_the_parts(device):
-    """``gpu_parts.memory``, what every part reports: the host's peak RSS in the CPU mode; on
-    CUDA the allocator's peak (here at least the two 64 MB matrices and their product) plus the
-    context, and the suggested ``gpu_mem_mb`` (1.25 × that, rounded up to 1 GB)."""
+    """``attnbias.gpu_check.device.memory``, what every part reports: the host's peak RSS in the
+    CPU mode; on CUDA the allocator's peak (here at least the two 64 MB matrices and their
+    product) plus the context, and the suggested ``gpu_mem_mb`` (1.25 × that, rounded up to
+    1 GB)."""
     dev = torch.device(device)
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats(dev)
     a = torch.randn(4096, 4096, device=dev)
     assert math.isfinite(float((a @ a).sum()))
-    m = gpu_parts.memory(dev)
+    m = memory(dev)
     assert m["peak_mem_mb"] > 0 and m["host_peak_rss_mb"] > 0
     if dev.type == "cuda":
         assert m["peak_allocated_mb"] >= 3 * 64
@@ -166,7 +168,7 @@ def test_peak_memory_of_the_parts(device):
 
 def test_h100_report_in_the_repository_is_complete():
     report = json.loads((ROOT / "benchmarks/reports/gpu_check_h100_2026-11-24.json").read_text())
-    assert gpu_check.report_problems(report) == []
+    assert report_problems(report) == []
 
 
 @pytest.mark.slow

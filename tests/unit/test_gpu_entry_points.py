@@ -6,11 +6,12 @@ preset's figure table (``Table.sweeps`` with ``gpu``, built by import as the Sna
 function, the run's settings (the paper preset's block, ``workflow/presets/paper.yaml`` over
 ``config.yaml``, and the point) and the named inputs.  The job script itself,
 ``scripts/train.py``, then runs in this process with those parameters, the block's model, batch
-and evaluation sizes shrunk to ``gpu_families.TINY`` and the run made a few steps long, on the
-CPU, the hub loaders replaced by synthetic data of the same layout (``benchmarks/gpu_families.py``,
-which ``gpu_check.py`` runs on the GPU).  So a changed signature, settings type or settings key
-of any family fails here; every other key of the block keeps its paper-preset value (optimiser,
-schedule, augmentation, compile: traced by Dynamo with the ``eager`` backend, no code generation).
+and evaluation sizes shrunk to ``attnbias.gpu_check.standins.TINY`` and the run made a few steps
+long, on the CPU, the hub loaders replaced by synthetic data of the same layout (the stand-ins of
+``attnbias.gpu_check.standins``, with which the GPU check's families run on the GPU).  So a
+changed signature, settings type or settings key of any family fails here; every other key of the
+block keeps its paper-preset value (optimiser, schedule, augmentation, compile: traced by Dynamo
+with the ``eager`` backend, no code generation).
 """
 
 from __future__ import annotations
@@ -18,22 +19,19 @@ from __future__ import annotations
 import functools
 import math
 import runpy
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
 
+from attnbias.gpu_check import standins as fam
 from attnbias.io import load_data
 from attnbias.table import load_table
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import gpu_families as fam  # noqa: E402
-
-# The run length of each sweep's tiny run (keys of its settings block), over gpu_families.TINY.
+# The run length of each sweep's tiny run (keys of its settings block), over standins.TINY.
 SHORT = {
     "maxmargin/vit": dict(epochs=2, map_epochs=[1, 2]),
     "fastrates/fig1": dict(steps=4, log_every=1, eval_every=2, select_at=1, ckpt_every=2),
@@ -96,7 +94,8 @@ def _shrunk(sweep: str, block: dict, workdir: Path) -> dict:
 
 def _stand_ins(sweep: str, s: dict, inputs: dict, monkeypatch) -> dict:
     """Replace the hub loaders ``sweep`` reads by synthetic data sized for its tiny run (the
-    stand-ins of gpu_families); the rule's named inputs, each given a stand-in where read."""
+    stand-ins of attnbias.gpu_check.standins); the rule's named inputs, each given a stand-in
+    where read."""
     import attnbias.data.images as images
     import attnbias.data.text as text
     import attnbias.experiments.lowrank.vit as lvit

@@ -4,8 +4,9 @@ A test marked ``gpu`` is skipped wherever there is no CUDA, which is every CI ru
 break unseen (issue #35: a CUDA test still called a signature that had changed).  So each one
 must be a device-parametrised test (``tests/unit/test_cuda_paths.py``'s ``device`` fixture or a
 ``device`` parameter) whose ``cuda`` case carries the mark and whose ``cpu`` case, with the same
-other parameters, does not.  The test files are those ``benchmarks/gpu_check.py`` runs with
-``pytest -m gpu`` (``gpu_parts.gpu_test_files``); their items are collected by pytest itself in a
+other parameters, does not.  The test files are those the GPU check (``python -m
+attnbias.gpu_check``) runs with ``pytest -m gpu`` (``attnbias.gpu_check.cuda_tests.
+gpu_test_files``); their items are collected by pytest itself in a
 child process, with the marks pytest applies (module ``pytestmark``, parameter marks).
 """
 
@@ -18,10 +19,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from attnbias.gpu_check.cuda_tests import gpu_test_files, marks_gpu
 
-import gpu_parts  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 # A pytest plugin (-p) that writes the collected items: node id, parameters, the gpu mark.
 PLUGIN = '''
@@ -87,7 +87,7 @@ def missing_twins(items: list[dict]) -> list[str]:
 
 
 def test_every_gpu_test_has_a_cpu_twin(tmp_path):
-    files = gpu_parts.gpu_test_files()
+    files = gpu_test_files()
     assert "tests/unit/test_cuda_paths.py" in files, files
     items = collect(files, ROOT, tmp_path)
     gpu = [i for i in items if i["gpu"]]
@@ -169,12 +169,13 @@ def test_the_twin_check_reports_each_kind_of_missing_twin(tmp_path):
 
 
 def test_the_gpu_test_files_are_those_that_mark_a_test_in_code():
-    """``gpu_parts.gpu_test_files`` (what the check and ``gpu_check.py`` collect) finds the mark
-    applied in code, in either spelling, and not the mark named in a string (as in this file)."""
-    assert gpu_parts.marks_gpu("import pytest\n\n@pytest.mark.gpu\ndef test_a():\n    pass\n")
-    assert gpu_parts.marks_gpu("from pytest import mark\n\nGPU = [mark.gpu]\n")
-    assert not gpu_parts.marks_gpu('COMMAND = "pytest -m gpu"  # pytest.mark.gpu\nX = "mark.gpu"\n')
-    assert not gpu_parts.marks_gpu("import pytest\n\n@pytest.mark.slow\ndef test_a():\n    pass\n")
-    files = gpu_parts.gpu_test_files()
+    """``gpu_test_files`` (what this test and the GPU check's ``pytest_gpu`` part collect) finds
+    the mark applied in code, in either spelling, and not the mark named in a string (as in this
+    file)."""
+    assert marks_gpu("import pytest\n\n@pytest.mark.gpu\ndef test_a():\n    pass\n")
+    assert marks_gpu("from pytest import mark\n\nGPU = [mark.gpu]\n")
+    assert not marks_gpu('COMMAND = "pytest -m gpu"  # pytest.mark.gpu\nX = "mark.gpu"\n')
+    assert not marks_gpu("import pytest\n\n@pytest.mark.slow\ndef test_a():\n    pass\n")
+    files = gpu_test_files()
     assert {"tests/unit/test_cuda_paths.py", "tests/unit/test_gpu_check.py"} <= set(files)
     assert "tests/unit/test_gpu_twins.py" not in files

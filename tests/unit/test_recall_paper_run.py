@@ -1,12 +1,14 @@
-"""benchmarks/recall_paper_run.py, the GPU production of lowrank Fig 2, run on the CPU with a tiny
-stand-in of the paper preset: its runs are train_recall's, its table is gather_fig2's, a budget
-pauses it with a checkpoint that the same command resumes, a figure made in parts gathers to the
-same bytes, and --pack's pieces join to the table."""
+"""``python -m attnbias.gpu_check.recall``, the GPU production of lowrank Fig 2, run on the CPU
+with a tiny stand-in of the paper preset: its runs are train_recall's, its table is gather_fig2's,
+its recorded code is the import closure of the entry point, a budget pauses it with a checkpoint
+that the same command resumes, a figure made in parts gathers to the same bytes, and --pack's
+pieces join to the table."""
 
 from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -15,13 +17,12 @@ import pandas as pd
 import pytest
 import torch
 
+from attnbias.closure import code_closure
 from attnbias.experiments.lowrank.recall import gather_fig2, train_recall
+from attnbias.gpu_check import recall as prod
 from attnbias.io import load_data
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import recall_paper_run as prod  # noqa: E402
 
 TINY = dict(
     solved_acc=0.99, n_pairs=4, n_keys=8, n_values=8, d_model=16, n_heads=2, n_layers=2,
@@ -65,7 +66,11 @@ def test_the_table_is_the_workflows_gather_of_train_recall_runs(whole):
     assert prov["commit"] == "abc123" and prov["torch"] == torch.__version__
     assert prov["settings"]["n_pairs"] == 4 and prov["settings"]["lambdas"] is None
     assert prov["points"] == [[0.0, 0], [0.0, 1], [1.0, 0], [1.0, 1]] and prov["batch_runs"] == 4
-    assert set(prov["code_sha256"]) >= {"src/attnbias/experiments/lowrank/recall.py"}
+    # the code is the entry point's import closure, as the workflow computes its jobs' code
+    assert list(prov["code_sha256"]) == code_closure("gpu_check.recall")
+    assert {"src/attnbias/gpu_check/recall.py", "src/attnbias/experiments/lowrank/recall.py",
+            "src/attnbias/models/recall.py", "src/attnbias/io.py"} <= set(prov["code_sha256"])
+    assert prov["command"].startswith("python -m attnbias.gpu_check.recall --out ")
     assert prov["seconds_per_update"] > 0 and prov["status"] == "finished"
     # a run of the batch is the one run of its point
     single, smeta = train_recall(
@@ -114,3 +119,13 @@ def test_a_figure_made_in_parts_is_gathered_to_the_same_table(whole, tmp_path):
     assert all(part["status"] == "finished" for part in prov["parts"])
     with pytest.raises(SystemExit):
         _run("--out", c, "--seeds", 7)  # not a seed of the preset
+
+
+def test_the_command_line_entry_point(tmp_path):
+    """``python -m attnbias.gpu_check.recall`` is the documented command (its options)."""
+    res = subprocess.run([sys.executable, "-m", "attnbias.gpu_check.recall", "--help"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.startswith("usage: python -m attnbias.gpu_check.recall")
+    for option in ("--out", "--seeds", "--max-seconds", "--runs-from", "--gather-only", "--pack"):
+        assert option in res.stdout

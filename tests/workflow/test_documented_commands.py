@@ -171,8 +171,15 @@ DOCUMENTED = {
     ),
     "snakemake --lint": ByTest(".ci/run", "snakemake --lint"),
     # --- GPU check, benchmarks, tests ----------------------------------------------------------
-    "PYTHONPATH=src python benchmarks/gpu_check.py --out gpu-check/": ByTest(
-        "tests/unit/test_gpu_check.py", "gpu_check.py"
+    "python -m attnbias.gpu_check --out gpu-check/": ByTest(
+        "tests/unit/test_gpu_check.py", '"-m", "attnbias.gpu_check", "--cpu", "--out"'
+    ),
+    "python -m attnbias.gpu_check.recall --out fig2-seed0/ --seeds 0 --max-seconds 560": ByTest(
+        "tests/unit/test_recall_paper_run.py", '"--max-seconds", 0'
+    ),
+    "python -m attnbias.gpu_check.recall --out fig2/ --gather-only --runs-from fig2-seed0/runs "
+    "fig2-seed1/runs fig2-seed2/runs": ByTest(
+        "tests/unit/test_recall_paper_run.py", '"--gather-only", "--runs-from"'
     ),
     "pytest -m gpu": ByTest("tests/unit/test_cuda_paths.py", "pytest.mark.gpu"),
     'pytest -m "not slurm"': ByTest("tests/slurm/test_slurm_cluster.py", "pytest.mark.slurm"),

@@ -1,14 +1,14 @@
 """lowrank Fig 2 at the paper's scale on a laptop: with ``--config scale=paper
 gpu_results=precomputed`` the target ``lowrank_fig2`` copies the committed plot-ready table
-(workflow/precomputed/lowrank/fig2/, made on a GPU by benchmarks/recall_paper_run.py), then draws
-the figure and checks its claims, training nothing.  Until that table is committed, a small
-stand-in made the same way (the production script, a tiny preset) takes its place in the copy."""
+(workflow/precomputed/lowrank/fig2/, made on a GPU by ``python -m attnbias.gpu_check.recall``),
+then draws the figure and checks its claims, training nothing.  Until that table is committed, a
+small stand-in made the same way (the production entry point, a tiny preset) takes its place in
+the copy."""
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import torch
@@ -29,8 +29,7 @@ STAND_IN = dict(
 
 
 def _stand_in(folder: Path, monkeypatch) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import recall_paper_run as prod
+    from attnbias.gpu_check import recall as prod
 
     torch.set_num_threads(1)
     monkeypatch.setattr(prod, "paper_block", lambda steps=None: dict(STAND_IN))

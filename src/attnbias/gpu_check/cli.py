@@ -1,21 +1,13 @@
-"""Check a GPU before the paper preset: CUDA tests, throughput/MFU benchmarks, a short training
-loop of every GPU training family, peak GPU memory — one command, one report.
+"""The GPU check's command, ``python -m attnbias.gpu_check`` (docs/gpu.md).
 
-    PYTHONPATH=src python benchmarks/gpu_check.py --out gpu-check/        # on the GPU (≤ 15 min)
-    PYTHONPATH=src python benchmarks/gpu_check.py --out /tmp/gc --cpu     # tiny CPU mode (CI)
-    PYTHONPATH=src python benchmarks/gpu_check.py --list                  # the parts
-
-Needs only torch, transformers, tokenizers, safetensors, numpy, pandas, matplotlib, scikit-learn
-and pytest (no snakemake, datasets or cvxopt, no network): every model is built from its
-configuration with random weights, every dataset is synthetic data of the paper's shapes.
-
-Each part (:data:`gpu_parts.PARTS`) runs in a child process forked from this one (torch and
-transformers are imported once, before any CUDA use) under its own time limit; a part that fails,
-hangs or runs out of its time is killed and recorded with the reason, and the next one starts.
-The whole run keeps to ``--budget`` seconds (default 900 = 15 min): a part never gets more than
-what is left.  The report is rewritten after every part: ``gpu_check.json`` (machine-readable;
-:func:`report_problems` says whether it is complete) and ``gpu_check.md``, plus one log per part.
-Exit status: 0 when every part passed, 1 otherwise, 2 when the report is incomplete.
+Each part (:data:`attnbias.gpu_check.parts.PARTS`) runs in a child process forked from this one
+(torch and transformers are imported once, before any CUDA use) under its own time limit; a part
+that fails, hangs or runs out of its time is killed and recorded with the reason, and the next one
+starts.  The whole run keeps to ``--budget`` seconds (default 900 = 15 min on a GPU, 300 with
+``--cpu``): a part never gets more than what is left.  The report is rewritten after every part:
+``gpu_check.json`` (machine-readable; :func:`attnbias.gpu_check.report.report_problems` says
+whether it is complete) and ``gpu_check.md``, plus one log per part.  Exit status: 0 when every
+part passed, 1 otherwise, 2 when the report is incomplete.
 """
 
 from __future__ import annotations
@@ -23,7 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import multiprocessing as mp
 import os
 import platform
@@ -32,12 +23,10 @@ import time
 import traceback
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from attnbias.gpu_check.parts import PARTS, preload, run_part
+from attnbias.gpu_check.report import FORMULAS, markdown, report_problems
 
-import gpu_parts  # noqa: E402  (a sibling module of this script)
-
-STATUSES = ("ok", "failed", "timeout", "skipped")
+COMMAND = "python -m attnbias.gpu_check"
 
 
 def machine_info(cpu: bool) -> dict:
@@ -79,7 +68,7 @@ def _child(name: str, cpu: bool, result_file: str, log_file: str, workdir: str) 
     sys.stdout = os.fdopen(1, "w", buffering=1)
     sys.stderr = os.fdopen(2, "w", buffering=1)
     try:
-        metrics = gpu_parts.run_part(name, cpu, Path(workdir))
+        metrics = run_part(name, cpu, Path(workdir))
         failure = metrics.pop("_failure", None)
         out = {"status": "failed" if failure else "ok", "metrics": metrics}
         if failure:
@@ -109,7 +98,7 @@ def _tail(path: Path, n: int = 3000) -> str:
 
 def run_one(name: str, cpu: bool, limit: float, out: Path) -> dict:
     """Run part ``name`` in a forked child under ``limit`` seconds; its report entry."""
-    spec = gpu_parts.PARTS[name]
+    spec = PARTS[name]
     log = out / f"{name}.log"
     result = out / f".{name}.result.json"
     result.unlink(missing_ok=True)
@@ -136,39 +125,19 @@ def run_one(name: str, cpu: bool, limit: float, out: Path) -> dict:
     return entry
 
 
-def report_problems(report: dict, expected: list[str] | None = None) -> list[str]:
-    """Why ``report`` is incomplete (empty when complete): every expected part present, each
-    either ``ok`` with its required metrics as finite numbers, or not ok with a reason."""
-    problems = []
-    parts = {p.get("name"): p for p in report.get("parts", [])}
-    mode = report.get("machine", {}).get("mode")
-    for name in expected if expected is not None else list(gpu_parts.PARTS):
-        p = parts.get(name)
-        if p is None:
-            problems.append(f"{name}: missing from the report")
-            continue
-        status = p.get("status")
-        if status not in STATUSES:
-            problems.append(f"{name}: unknown status {status!r}")
-        elif status != "ok":
-            if not str(p.get("reason") or "").strip():
-                problems.append(f"{name}: {status} without a reason")
-            continue
-        metrics = p.get("metrics") or {}
-        for key in gpu_parts.required_metrics(name, mode == "gpu"):
-            v = metrics.get(key)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                problems.append(f"{name}: metric {key!r} is not a finite number ({v!r})")
-    return problems
-
-
 def write_report(report: dict, out: Path) -> None:
+    """``report`` as ``gpu_check.json`` and ``gpu_check.md`` in the folder ``out``."""
     (out / "gpu_check.json").write_text(json.dumps(report, indent=1, default=_jsonable) + "\n")
-    (out / "gpu_check.md").write_text(gpu_parts.markdown(report))
+    (out / "gpu_check.md").write_text(markdown(report))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    """The command with the arguments ``argv`` (default: the command line); its exit status."""
+    ap = argparse.ArgumentParser(
+        prog=COMMAND,
+        description="Check a GPU before the paper preset: CUDA tests, throughput/MFU benchmarks, "
+        "a short training loop of every GPU training family, peak GPU memory (docs/gpu.md).",
+    )
     ap.add_argument("--out", default="gpu-check", help="report folder (created)")
     ap.add_argument("--cpu", action="store_true", help="tiny CPU mode (CI): same parts, tiny sizes")
     ap.add_argument("--parts", nargs="*", help="run only these parts (default: all)")
@@ -181,39 +150,37 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list the parts and exit")
     args = ap.parse_args(argv)
     if args.list:
-        for name, spec in gpu_parts.PARTS.items():
+        for name, spec in PARTS.items():
             print(f"{name:26s} {spec['limit']:4d} s  {spec['what']}")
         return 0
-    names = args.parts or list(gpu_parts.PARTS)
-    unknown = sorted(set(names) - set(gpu_parts.PARTS))
+    names = args.parts or list(PARTS)
+    unknown = sorted(set(names) - set(PARTS))
     if unknown:
-        ap.error(f"unknown parts {unknown}; known: {list(gpu_parts.PARTS)}")
+        ap.error(f"unknown parts {unknown}; known: {list(PARTS)}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     budget = args.budget or (300.0 if args.cpu else 900.0)
     started = time.perf_counter()
-    gpu_parts.preload()
+    preload()
     report = {
         "title": "attnbias GPU check",
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": " ".join(
-            [Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]
-        ),
+        "command": " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])]),
         "budget_s": budget,
         "machine": machine_info(args.cpu),
-        "formulas": gpu_parts.FORMULAS,
+        "formulas": FORMULAS,
         "parts": [],
     }
     for name in names:
         left = budget - (time.perf_counter() - started)
         # the tiny CPU mode keeps the GPU limits: on a loaded CI machine a tiny part took more
         # than half of its GPU limit (fastrates_bert: 19 s alone, over 35 s beside other jobs)
-        limit = min(gpu_parts.PARTS[name]["limit"], left)
+        limit = min(PARTS[name]["limit"], left)
         if limit < 5:
             entry = {
                 "name": name,
-                "kind": gpu_parts.PARTS[name]["kind"],
-                "what": gpu_parts.PARTS[name]["what"],
+                "kind": PARTS[name]["kind"],
+                "what": PARTS[name]["what"],
                 "status": "skipped",
                 "seconds": 0.0,
                 "reason": f"the run's budget of {budget:.0f} s was spent",
@@ -233,12 +200,8 @@ def main(argv=None) -> int:
     report["complete"] = not problems
     report["problems"] = problems
     write_report(report, out)
-    print(gpu_parts.markdown(report))
+    print(markdown(report))
     if problems:
         print("INCOMPLETE REPORT:\n  " + "\n  ".join(problems), flush=True)
         return 2
     return 0 if all(p["status"] == "ok" for p in report["parts"]) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

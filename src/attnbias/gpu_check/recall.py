@@ -1,5 +1,10 @@
 """lowrank Fig 2 (associative recall) at the paper preset's size, every run of the figure trained
-side by side on one GPU, written as the workflow writes it.
+side by side on one GPU, written as the workflow writes it: the plot-ready table committed under
+``workflow/precomputed/lowrank/fig2/`` for ``--config scale=paper gpu_results=precomputed``
+(docs/gpu.md, "lowrank Fig 2 on a GPU").
+
+    python -m attnbias.gpu_check.recall --out /tmp/fig2 [--seeds 0 ...] [--max-seconds 560] \
+        [--checkpoint-dir DIR] [--runs-from PART/runs ...] [--gather-only] [--pack] [--commit SHA]
 
 The settings are the paper preset's (``config.yaml`` overlaid by ``workflow/presets/paper.yaml``,
 read by :func:`attnbias.workflow.load_config`); the runs are
@@ -8,24 +13,25 @@ read by :func:`attnbias.workflow.load_config`); the runs are
 the ``train`` job saves it (``runs/lam<λ>_seed<seed>.{csv,json}``) and the plot-ready table
 ``fig2.{csv,json}`` is :func:`~attnbias.experiments.lowrank.recall.gather_fig2` of them, the
 workflow's ``gather``.  Its sidecar gets ``production``: device, torch, commit, date, settings,
-command and timings.  Commit ``fig2.csv``/``fig2.json`` under ``workflow/precomputed/lowrank/fig2/``
-for ``--config scale=paper gpu_results=precomputed``.
+command, timings, and ``code_sha256``, the digest of every package source file the table depends
+on: the import closure of this entry point (:func:`attnbias.closure.code_closure`, which also
+makes the workflow jobs' ``code`` inputs), so no list of files is kept by hand.
 
-Needs torch, numpy, pandas and PyYAML, not Snakemake; run from the repository root with
-``PYTHONPATH=src``.  A smoke test (the runs of seed 0 at the paper sizes, 150 updates; prints
-seconds per update and the predicted training time of the part)::
+Needs torch, numpy, pandas and PyYAML, not Snakemake; run it from a checkout of the repository.
+A smoke test (the runs of seed 0 at the paper sizes, 150 updates; prints seconds per update and
+the predicted training time of the part)::
 
-    PYTHONPATH=src python3 benchmarks/recall_paper_run.py --out /tmp/smoke --steps 150 --seeds 0
+    python -m attnbias.gpu_check.recall --out /tmp/smoke --steps 150 --seeds 0
 
 Cost on one H100 (2026-11-27, float32 like every recall run: no TF32, no bf16): a training update
 of R runs side by side took 4.5 ms (R = 1), 14.6 ms (R = 6), 25.9 ms (R = 12) and 39.0 ms
 (R = 18); 42.6 ms at R = 18 with the metrics of every 50th update computed in turn (they now
 run beside the training), so the whole figure (20,000 updates) needs about 13-14 minutes of GPU
-time.  It is therefore made in
-parts, one seed (6 runs, about 5.5 minutes) per call, each within a time budget::
+time.  It is therefore made in parts, one seed (6 runs, about 5.5 minutes) per call, each within
+a time budget::
 
-    PYTHONPATH=src python3 benchmarks/recall_paper_run.py --out /tmp/seed0 --seeds 0 \
-        --max-seconds 560 --checkpoint-dir /tmp/ckpt --pack --commit <sha>
+    python -m attnbias.gpu_check.recall --out /tmp/seed0 --seeds 0 --max-seconds 560 \
+        --checkpoint-dir /tmp/ckpt --pack --commit <sha>
 
 and gathered where the parts' files are (``--gather-only --runs-from <part>/runs …``, no GPU).
 A part out of time stops in time to save its checkpoint and exits with status 3; the same
@@ -55,22 +61,15 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CODE = [  # the sources whose numbers the table depends on (hashed into the provenance)
-    "src/attnbias/experiments/lowrank/recall.py",
-    "src/attnbias/experiments/lowrank/common.py",
-    "src/attnbias/models/recall.py",
-    "src/attnbias/data/recall.py",
-    "src/attnbias/metrics/rank.py",
-    "src/attnbias/train/engine.py",
-    "src/attnbias/train/runs.py",
-    "src/attnbias/io.py",
-]
+from attnbias.gpu_check.preset import ROOT, paper_settings
+
+COMMAND = "python -m attnbias.gpu_check.recall"
+ENTRY = "gpu_check.recall"  # this module, as attnbias.closure names it
 # what the table's sidecar keeps of each earlier part's production.json (--runs-from)
 PART_KEYS = ("command", "date_utc", "commit", "device", "torch", "cuda", "trained_here",
              "seconds_per_update", "train_wall_s", "gpu_peak_mem_mb", "status")
 PIECE = 15 * 2**20  # bytes per packed piece (the device returns files of at most 16 MiB)
-log = logging.getLogger("recall_paper_run")
+log = logging.getLogger("attnbias.gpu_check.recall")
 
 
 def run_label(lam: float, seed: int) -> str:
@@ -79,16 +78,17 @@ def run_label(lam: float, seed: int) -> str:
 
 
 def paper_block(steps: int | None) -> dict:
-    """The paper preset's ``lowrank: fig2`` block (validated where jsonschema is installed)."""
-    from attnbias.workflow import load_config
-
-    block = dict(load_config(ROOT, scale="paper", validate=None)["lowrank"]["fig2"])
+    """The paper preset's ``lowrank: fig2`` block (validated where jsonschema is installed), with
+    ``steps`` in place of the preset's where given."""
+    block = dict(paper_settings()["lowrank"]["fig2"])
     if steps is not None:
         block["steps"] = int(steps)
     return block
 
 
 def commit(given: str | None) -> str | None:
+    """The code's commit: ``given`` (``--commit``), else the checkout's ``HEAD``, else the
+    environment's ``ATTNBIAS_COMMIT`` (a copy without ``.git``)."""
     if given:
         return given
     try:
@@ -100,7 +100,15 @@ def commit(given: str | None) -> str | None:
 
 
 def code_hashes() -> dict:
-    return {p: hashlib.sha256((ROOT / p).read_bytes()).hexdigest()[:16] for p in CODE}
+    """``{path: sha256 (16 hex digits)}`` of every package source file the table depends on: the
+    import closure of this entry point (:func:`attnbias.closure.code_closure`: this module and
+    every ``attnbias`` module it imports, transitively: the runs, the gather, the model, the
+    data, the metrics, the engine and ``io``), paths relative to the repository."""
+    from attnbias.closure import code_closure
+
+    return {
+        p: hashlib.sha256((ROOT / p).read_bytes()).hexdigest()[:16] for p in code_closure(ENTRY)
+    }
 
 
 def finished(path: Path, record: dict, lam: float, seed: int) -> bool:
@@ -133,7 +141,11 @@ def pack(out: Path, name: str, members: list[Path]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog=COMMAND,
+        description="lowrank Fig 2 at the paper preset's size, every run trained side by side on "
+        "one GPU; the plot-ready table for workflow/precomputed/lowrank/fig2/ (docs/gpu.md).",
+    )
     ap.add_argument("--out", required=True, type=Path, help="output folder")
     ap.add_argument("--steps", type=int, help="override the preset's steps (smoke test)")
     ap.add_argument("--lambdas", type=float, nargs="+", help="a part: these λ of the preset")
@@ -198,7 +210,7 @@ def main(argv=None) -> int:
     todo = [] if args.gather_only else [p for p in part if p not in found]
     device = torch.device("cuda" if use_cuda else "cpu")
     prov = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "command": " ".join([COMMAND, *(sys.argv[1:] if argv is None else map(str, argv))]),
         "date_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "commit": commit(args.commit),
         "code_sha256": code_hashes(),
