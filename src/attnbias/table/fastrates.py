@@ -96,7 +96,7 @@ def register(table: Table) -> None:
             resources={
                 "quick": dict(mem_mb=3000, runtime=20),
                 # paper: tokenisation and data loading on 4 cores; gpu_mem_mb: 1.25 x the peak
-                # measured on one H100 (2026-11-24, benchmarks/gpu_check.py): BERT-base 6.7 GB,
+                # measured on one H100 (2026-11-24, attnbias.gpu_check): BERT-base 6.7 GB,
                 # Fig 7 ViT 2.0 GB; runtime: a run was projected at 5-8 min (BERT) and 20 min
                 # (Fig 7 ViT) there
                 "paper": dict(

@@ -144,7 +144,7 @@ def _language_models(table: Table, lr: dict) -> None:
             "quick": dict(mem_mb=2000, runtime=20),
             # paper: 5,000 steps of 0.5 M tokens; token windows read from the uint16 file (8
             # cores); gpu_mem_mb: 1.25 x the 32.0 GB peak of train_lm measured on one H100
-            # (2026-11-24, benchmarks/gpu_check.py; micro-batch 32 x 1024 tokens, loss compiled
+            # (2026-11-24, attnbias.gpu_check; micro-batch 32 x 1024 tokens, loss compiled
             # with the model); runtime: a run was projected at 1.8 h there (408k tokens/s), hub
             # data loading not included
             "paper": dict(threads=8, mem_mb=64000, runtime=240, gpu_mem_mb=40000, cpus_per_gpu=8),
@@ -185,7 +185,7 @@ def _vits(table: Table, vit: dict) -> None:
             "quick": dict(mem_mb=2000, runtime=20),
             # paper: JPEG decoding of ImageNet batches (16 cores); gpu_mem_mb: 1.25 x the 14.0 GB
             # peak of train_vit_wd (ViT-S/16, 224², bf16) measured on one H100 (2026-11-24,
-            # gpu_check.py)
+            # attnbias.gpu_check)
             "paper": dict(
                 threads=16, mem_mb=96000, runtime=2880, gpu_mem_mb=18000, cpus_per_gpu=16
             ),

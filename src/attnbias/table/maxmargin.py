@@ -55,7 +55,7 @@ def register(table: Table) -> None:
             # on a retry; training resumes); cpus_per_gpu: the data stay on the GPU (GPU-side
             # augmentation), so a few cores for the Python loop suffice; gpu_mem_mb (not sent to
             # SLURM): 1.25 x the 18.4 GB peak of the whole train_vit job (compiled) measured on
-            # one H100 (2026-11-24, benchmarks/gpu_check.py); eager training alone peaked at
+            # one H100 (2026-11-24, attnbias.gpu_check); eager training alone peaked at
             # 14.1 GB; runtime: 400 epochs were projected at 4.0 h for the whole job there
             "paper": dict(threads=2, mem_mb=32000, runtime=360, gpu_mem_mb=24000, cpus_per_gpu=4),
         },
