@@ -28,34 +28,33 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/inputs.smk"
-include: "workflow/rules/targets.smk"
 include: "workflow/rules/figures.smk"
-include: "workflow/rules/summary.smk"
 include: "workflow/rules/training.smk"
-include: "workflow/rules/robustness_table.smk"
+include: "workflow/rules/summary.smk"
 include: "workflow/rules/robustness.smk"
-include: "workflow/rules/hooks.smk"
 include: "workflow/rules/hints.smk"
 
 
-# the import closures of the jobs' code (common.smk), for the next process; a cluster job's parse
-# leaves the file to the process the user started
-if workflow.is_main_process:
+# the import closures of the jobs' code, for the next process: saved by a real run of the process
+# the user started (a dry run writes nothing; a cluster job leaves the file to that process)
+if workflow.is_main_process and not DRY_RUN:
+    RUN.figure_code  # (the check and plot jobs' closures, computed once, saved with the rest)
     CLOSURES.save()
 
 
 rule all:
     default_target: True
     input:
-        all_targets(),
+        RUN.all_targets(),
 
 
 # An unknown target, and what robustness or control=null costs: said first (attnbias.hints).
 if MAIN_PROCESS:
     _named = [r.name for r in workflow.rules if not r.has_wildcards()]
-    hints.say_first(sys.argv, [r.name for r in workflow.rules], ROBUST["seeds"], _named)
+    hints.say_first(
+        sys.argv, [r.name for r in workflow.rules], ROBUST.settings["seeds"], _named
+    )
 
 
-# Label the named targets (--list-target-rules), and the cluster notes of a dry run (targets.smk).
+# Label the named targets (--list-target-rules) and the cluster notes of a dry run (hints.smk).
 finish_targets()

@@ -17,7 +17,8 @@ with rule_logging(snakemake) as log:  # noqa: F821
         claims = not_measurable(e)
     preset = next(iter(data.values()))[1].get("provenance", {}).get("preset")
     control = "null" if any(control_of(m) == "null" for _, m in data.values()) else "none"
-    write_claims(snakemake.output.claims, p.paper, p.figure, preset, claims, control)  # noqa: F821
+    out = snakemake.output.claims  # noqa: F821
+    write_claims(out, p.paper, p.figure, preset, claims, control, p.run)
     for c in claims:
         verdict = "PASS" if c.passed else "FAIL"
         log.info("%s [%s] %s: %s (threshold %s)", verdict, c.kind, c.id, c.value, c.threshold)

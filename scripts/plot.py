@@ -7,6 +7,7 @@ from attnbias.io import NotMeasurable, not_measurable_reason
 from attnbias.plotting import (
     docstring_caption,
     mark_control,
+    mark_run,
     not_measurable_figure,
     save_figure,
 )
@@ -28,6 +29,8 @@ with rule_logging(snakemake) as log:  # noqa: F821
         fig = not_measurable_figure(f"{p.paper} {p.figure}", f"{type(e).__name__}: {e}")
     if claims.get("control", "none") != "none":
         mark_control(fig, resolve("attnbias.plotting", f"{p.paper}.CONTROL_NOTES")[p.figure])
+    if p.run:  # a custom run or seed shift: its figures say so
+        mark_run(fig, p.run["label"])
     save_figure(fig, out.pdf, out.png)
     # the caption file, or (none written) the first paragraph of the plotting function's docstring
     template = next(iter(inp.caption), None)  # a list of none or one file

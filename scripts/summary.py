@@ -10,5 +10,6 @@ with rule_logging(snakemake) as log:  # noqa: F821
     out, p = snakemake.output, snakemake.params  # noqa: F821
     n_fail = write_summary(list(snakemake.input), out.md, out.csv, p.shows, out.html)  # noqa: F821
     log.info("%d failed claims (paper, sanity or identity; see %s)", n_fail, out.md)
-    write_landing(out.landing, out.csv, p.robustness, p.figures + "/{paper}/{fig}.png")
+    png = p.figures + "/{paper}/{fig}.png"
+    write_landing(out.landing, out.csv, p.robustness, png, p.shows.get("label"))
     log.info("wrote the report's landing page %s", out.landing)

@@ -103,18 +103,11 @@ def job_outputs(log: str, rule: str) -> list[str]:
 
 
 def registered_figures():
-    """(paper, figure) pairs from the workflow's own figure table: its target aliases
-    `<paper>_<fig>` (``--list-target-rules``)."""
-    res = snakemake_cmd("--list-target-rules", "--nolock", check=True)
-    rules = set(res.stdout.split())
-    figs = []
-    for rule in sorted(rules):
-        m = re.fullmatch(
-            r"(maxmargin|fastrates|nucnorm|lowrank)_((?:fig|table|p)[A-Za-z0-9]+)", rule
-        )
-        if m:
-            figs.append((m[1], m[2]))
-    return figs
+    """(paper, figure) pairs of the workflow's own figure table (the run it builds:
+    attnbias.run.load_run), in its order; each is a target `<paper>_<fig>`."""
+    from attnbias.run import load_run
+
+    return list(load_run(ROOT).table.figures)
 
 
 def ci_configfiles(root=ROOT):

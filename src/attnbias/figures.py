@@ -5,27 +5,22 @@ first sentence of its report caption), its paper, what building it takes in each
 and, for training, the runs and their time limits) and whether it needs a GPU; ``--update FILE``
 rewrites the generated part of ``docs/figures.md`` and ``--check FILE`` fails when it is stale.
 
-The table comes from parsing the workflow (``snakemake --list-target-rules`` once per preset,
-with ``ATTNBIAS_FIGURE_TABLE`` naming a file the workflow writes it to: ``describe_targets`` in
-``workflow/rules/targets.smk``), so it lists exactly the registered figures.  The descriptions
-also label the targets of ``snakemake --list-target-rules``.  Nothing heavy is imported here: the
-workflow imports this module while it is parsed.
+The table is the figure table of the run the workflow builds (:func:`attnbias.run.load_run`, once
+per preset), so it lists exactly the registered figures.  The descriptions also label the targets
+of ``snakemake --list-target-rules`` (:func:`attnbias.hints.target_labels`).  Nothing heavy is
+imported here: the workflow imports this module while it is parsed.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
+from attnbias.workflow import PAPERS
+
 ROOT = Path(__file__).resolve().parents[2]
-TABLE_VAR = "ATTNBIAS_FIGURE_TABLE"
 START, END = "<!-- figure-list:start -->", "<!-- figure-list:end -->"
-PAPER_PAGES = {p: f"papers/{p}.md" for p in ("maxmargin", "fastrates", "nucnorm", "lowrank")}
+PAPER_PAGES = {p: f"papers/{p}.md" for p in PAPERS}
 
 
 def caption_line(root, paper: str, fig: str, width: int = 90) -> str:
@@ -89,19 +84,15 @@ def cost(row: dict) -> str:
     return ", ".join(parts) or "—"
 
 
-def read_table(root=ROOT, scale: str = "quick", snakemake: str | None = None) -> list[dict]:
+def read_table(root=ROOT, scale: str = "quick") -> list[dict]:
     """The figure table of the workflow at ``root`` in preset ``scale``: one dict per figure
     (target, paper, figure, description, gpu_figures, cpu_jobs, gpu_jobs, sweeps, precomputed,
-    downloads), in the workflow's order.  Parses the workflow once (a few seconds)."""
-    exe = snakemake or str(Path(sys.executable).parent / "snakemake")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "figures.json"
-        env = dict(os.environ, **{TABLE_VAR: str(out)})
-        cmd = [exe, "--list-target-rules", "--nolock", "--config", f"scale={scale}"]
-        res = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
-        if res.returncode != 0 or not out.exists():
-            raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
-        return json.loads(out.read_text())
+    downloads), in the workflow's order, from the run the workflow builds
+    (:func:`attnbias.run.load_run`)."""
+    from attnbias.run import load_run
+    from attnbias.table.costs import figure_rows
+
+    return figure_rows(load_run(root, scale=scale).table, caption_line)
 
 
 def to_markdown(quick: list[dict], paper: list[dict]) -> str:

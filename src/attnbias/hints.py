@@ -179,3 +179,134 @@ def say_first(argv, rules, seeds, named=None, stream=None) -> list[str]:
     for line in lines:
         print(line, file=stream or sys.stderr)
     return lines
+
+
+def no_cuda_note(hours: float) -> str:
+    """The note a run planning GPU training on a machine without CUDA prints once."""
+    return (
+        "Note: no CUDA GPU on this machine, so the paper preset's training jobs (rule train, "
+        f"gpu=1, time limits up to {hours:g} h a run on a GPU) would run on its CPU.  Use a GPU "
+        "machine or a cluster profile (docs/cluster.md), or gpu_results=precomputed, or the quick "
+        "preset."
+    )
+
+
+def precomputed_missing(entry: str, missing, folder) -> str:
+    """The error of a `precomputed` job whose committed files are absent."""
+    return (
+        f"gpu_results=precomputed, but no precomputed results are committed for {entry} "
+        f"(missing {', '.join(missing)} in {folder}/). Run with gpu_results=compute on a GPU, or "
+        "use the quick preset (scale=quick)."
+    )
+
+
+def set_aside_note(path: str, dry_run: bool = False) -> str:
+    """What a run says of a product whose data is missing (attnbias.layout.stale_products)."""
+    if dry_run:
+        return (
+            f"{path}: its data is missing (an interrupted run?); a run would set it aside under "
+            "results/stale/ and rebuild it (this dry run moves nothing)"
+        )
+    return (
+        f"{path}: its data is missing (an interrupted run?); set aside under results/stale/, "
+        "it will be rebuilt"
+    )
+
+
+
+def target_labels(run) -> dict[str, str]:
+    """One line per named target, for `snakemake --list-target-rules`: each figure's caption line
+    (:func:`attnbias.figures.caption_line`), and what each aggregate builds."""
+    from .figures import caption_line
+    from .workflow import PAPER_TITLES
+
+    labels = {f"{p}_{f}": caption_line(run.basedir, p, f) for p, f in run.table.figures}
+    return labels | {
+        "all": "every figure and the claims summary (the default target)",
+        "cpu_figures": "the figures that need no GPU in the paper preset",
+        "gpu_figures": "the figures whose paper-preset runs train on a GPU",
+        "checks": "the claims summary (and, with claims_strict=true, the gate)",
+        "claims_summary": "results/claims/summary.md and summary.csv from the claim files",
+        "claims_gate": "fails when a paper claim or sanity check failed (claims_strict=true)",
+        "robustness": "every claim over the seeds of robustness.seeds",
+        "robustness_config": "the settings every seed run gets (used by the robustness targets)",
+        **{p: f"every figure of the paper {t.split(' – ', 1)[1]}" for p, t in PAPER_TITLES.items()},
+        **{f"robustness_{p}": f"every claim of {p} over the seeds" for p in PAPER_TITLES},
+    }
+
+
+def cluster_dry_run_note(submitted) -> str:
+    """What a cluster dry run says: the rules whose jobs would be submitted."""
+    return (
+        f"Cluster dry run: jobs of the rules {', '.join(sorted(submitted))} would be submitted; "
+        "all others are local rules and run on this host (the dry run lists every job as `rule`, "
+        "with the default resources)."
+    )
+
+
+def cancel_rescheduling_timers() -> None:
+    """Let Snakemake exit as soon as its run is over.  Snakemake 9's scheduler starts, in every
+    scheduling round, a non-daemon ``threading.Timer`` of the ``--max-jobs-per-timespan`` span
+    (1 s by default) that wakes it up again; the process then waits for the last one before
+    exiting: a second lost per run (measured with strace on Snakemake 9.27.1).  Called once the
+    run has ended (the workflow's onsuccess/onerror), when nothing is left to schedule."""
+    import threading
+
+    for t in threading.enumerate():
+        if isinstance(t, threading.Timer) and "_schedule_reevalutation" in getattr(
+            t.function, "__qualname__", ""
+        ):
+            t.cancel()
+
+
+COMPARE_NEEDS_A_CHANGE = (
+    "compare sets a run beside the preset's reference run: name the run with the settings that "
+    "made it, e.g. `snakemake --cores 2 compare --configfile my.yaml`, `--config seed=2` or "
+    "`--config control=null` (docs/running.md, Comparing a run with the reference)"
+)
+
+
+FOLDER = re.compile(
+    r"results/(?:(?P<scale>paper)/)?(?:custom/(?P<custom>[^/]+)/)?"
+    r"(?:control-(?P<control>[^/]+)/)?(?:seed-(?P<seed>\d+)/)?"
+)
+
+
+def folder_settings(target: str, results: str) -> str | None:
+    """For a file ``target`` in another run's results folder than this run's (``results``): which
+    settings made that folder (a custom folder's overrides.yaml, the preset, the control, the seed
+    shift), as the `--config` to ask for it with; None for a file of this run, or no run folder."""
+    import yaml
+
+    m = FOLDER.match(target)
+    folder = m[0].rstrip("/") if m else ""
+    if not m or not any(m.groupdict().values()) or folder == results:
+        return None
+    config = {"scale": "paper"} if m["scale"] else {}
+    lines = [f"{target} belongs to the run in {folder}/, not to this one ({results}/)."]
+    if m["custom"]:
+        record = Path(folder.split("/custom/")[0], "custom", m["custom"], "overrides.yaml")
+        if not record.is_file():
+            return "\n".join(lines + [f"{record} is missing: its settings are not recorded."])
+        for key, e in (yaml.safe_load(record.read_text()) or {}).get("overrides", {}).items():
+            section, *rest = key.split(".")
+            node = config.setdefault(section, {})
+            for part in rest[:-1]:
+                node = node.setdefault(part, {})
+            node[rest[-1]] = e["used"]
+        lines.append(f"Its settings (from {record}): the reference run's, with "
+                     + "; ".join(f"{k} = {e['used']}" for k, e in yaml.safe_load(
+                         record.read_text())["overrides"].items()) + ".")  # fmt: skip
+    if m["control"]:
+        config["control"] = m["control"]
+    if m["seed"]:
+        config["seed"] = int(m["seed"])
+    def flow(v):
+        return yaml.safe_dump(v, default_flow_style=True).strip()
+
+    args = " ".join(
+        f"'{k}={flow(v)}'" if isinstance(v, dict) else f"{k}={v}" for k, v in config.items()
+    )
+    lines.append(f"Ask for it with them: snakemake --cores 2 {target} --config {args}"
+                 " (or the --configfile that set them).")  # fmt: skip
+    return "\n".join(lines)

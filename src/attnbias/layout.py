@@ -9,6 +9,8 @@ import os
 import re
 from pathlib import Path
 
+from .workflow import PAPERS
+
 # The top-level sections of the configuration that hold scientific settings: what a figure
 # computes.  A run whose values there differ from the reference run's (config.yaml, plus
 # workflow/presets/paper.yaml for the paper preset) is an *override* and writes into its own folder
@@ -21,7 +23,7 @@ from pathlib import Path
 # ``gpu_results=precomputed`` changes where the GPU figures' plot-ready files come from (committed
 # files in workflow/precomputed/, which record their own settings and provenance), not the settings
 # anything is computed with.
-SCIENTIFIC = ("maxmargin", "fastrates", "nucnorm", "lowrank")
+SCIENTIFIC = PAPERS
 
 # A readable override folder names at most this many differences and is at most this long;
 # otherwise it is named by a digest of the differences (overrides.yaml in it lists them).
@@ -327,13 +329,13 @@ def results_folder(root, configfiles=(), config=None) -> str:
 
 
 def stale_products(edges, root=".") -> list[str]:
-    """Outputs that exist although a file they were made from is gone.
+    """Outputs that exist although a file they were made from is gone, or is itself stale.
 
     Snakemake treats a missing intermediate file like a ``temp()`` file: if everything downstream
     of it exists, nothing reruns.  So an interrupted forced recompute (its declared outputs are
-    deleted when the job starts and when it is killed) left the old figures and claims looking
-    current with their data gone.  The workflow forces the outputs listed here, so the next plain
-    run rebuilds the missing data and everything made from it, and a dry run says so.
+    deleted when the job starts and when it is killed) would leave the old figures and claims
+    looking current with their data gone.  A real run sets the products listed here aside
+    (:func:`set_aside_stale`) and rebuilds them; a dry run lists them and forces their jobs.
 
     Parameters
     ----------
@@ -346,23 +348,30 @@ def stale_products(edges, root=".") -> list[str]:
     Returns
     -------
     list of str
-        The existing outputs of every edge with a missing input, sorted; empty when every
-        product's inputs are present, or when nothing downstream was ever made.
+        The existing outputs of every edge with an input missing or stale, sorted (a claims
+        summary whose claim file is stale is stale too); empty when every product's inputs are
+        present, or when nothing downstream was ever made.
     """
-    root = Path(root)
-    stale = set()
-    for inputs, outputs in edges:
-        made = [o for o in outputs if (root / o).exists()]
-        if made and not all((root / i).exists() for i in inputs):
-            stale.update(made)
-    return sorted(stale)
+    root, edges = Path(root), list(edges)
+    stale: set[str] = set()
+    while True:
+        new = {
+            o
+            for inputs, outputs in edges
+            if not all(i not in stale and (root / i).exists() for i in inputs)
+            for o in outputs
+            if o not in stale and (root / o).exists()
+        }
+        if not new:
+            return sorted(stale)
+        stale |= new
 
 
 def set_aside_stale(edges, root=".", dest="results/stale") -> list[str]:
     """Move every product whose data is gone (:func:`stale_products`) under ``dest``, keeping its
     path: it is no longer shown as current, nothing is deleted, and Snakemake, seeing it missing,
-    rebuilds the data and everything made from it (a dry run lists those jobs).  Repeated until
-    nothing more is stale, so a claims summary whose claim file was set aside follows it.
+    rebuilds the data and everything made from it.  A claims summary whose claim file is set aside
+    follows it.
 
     Parameters
     ----------
@@ -380,13 +389,11 @@ def set_aside_stale(edges, root=".", dest="results/stale") -> list[str]:
         The products moved, relative to ``root``.
     """
     root = Path(root)
-    moved: list[str] = []
-    while stale := stale_products(edges, root):
-        for rel in stale:
-            target = root / dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(root / rel, target)
-            moved.append(rel)
+    moved = stale_products(edges, root)
+    for rel in moved:
+        target = root / dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(root / rel, target)
     return moved
 
 
@@ -415,3 +422,14 @@ def execution_options(argv: list[str]) -> list[str]:
                 i += 1
         i += 1
     return out
+
+
+def write_given_config(path, settings: dict, log) -> None:
+    """Write the settings every seed run of `snakemake robustness` gets (all but the seed shift)."""
+    import yaml
+
+    Path(path).write_text(
+        "# the settings of the runs of `snakemake robustness` (all but the seed shift)\n"
+        + yaml.safe_dump(dict(settings), sort_keys=False)
+    )
+    Path(log).write_text(f"wrote {path}\n")

@@ -14,8 +14,17 @@ from pathlib import Path
 
 from .jobstats import log_startup, log_usage
 
-# the paper sections of the configuration, each validated by workflow/schemas/<paper>.schema.yaml
-PAPERS = ("maxmargin", "fastrates", "nucnorm", "lowrank")
+# The four papers, in the order of the report, `all` and the figure table; each is a section of
+# the configuration (validated by workflow/schemas/<paper>.schema.yaml), a module of each layer
+# (attnbias.table.<paper>, claims.<paper>, plotting.<paper>) and a methods page
+# (docs/papers/<paper>.md).  Their titles name the report's categories.  The one list of them.
+PAPER_TITLES = {
+    "maxmargin": "1 – Max-margin token selection (Tarzanagh et al. 2023)",
+    "fastrates": "2 – Fast rates for self-attention (Vasudeva et al.)",
+    "nucnorm": "3 – Nuclear-norm bias of softmax attention (Sheen et al.)",
+    "lowrank": "4 – Weight decay induces low rank (Kobayashi et al.)",
+}
+PAPERS = tuple(PAPER_TITLES)
 
 
 @contextlib.contextmanager

@@ -12,8 +12,8 @@ from attnbias.claims import fastrates as fastrates_claims
 from attnbias.experiments.fastrates import edge_side, gather_dl, select_runs
 from attnbias.io import save_data
 from attnbias.metrics.chance import LEARNED_MARGIN, majority_share
+from attnbias.run import load_run
 from attnbias.runs import extension_runs, run_file, write_extension
-from attnbias.table import load_table
 from attnbias.table.registry import point_label
 
 
@@ -82,7 +82,7 @@ def test_the_selection_and_the_trained_check_share_one_margin():
 
 
 def test_the_table_gives_every_tuned_grid_an_extend_job():
-    table = load_table(".", "quick")
+    table = load_run(".", "quick").table
     ext = table.extensions()
     assert sorted({k[:2] for k in ext}) == [("fastrates", f) for f in ("fig1", "fig4", "fig7")]
     e = ext[("fastrates", "fig1", "optsgd_extension")]
@@ -112,7 +112,7 @@ def test_the_table_gives_every_tuned_grid_an_extend_job():
     assert run["label"] == point_label(e.candidates["up"][0]) == f"optsgd_lr{hi * 3:g}_seed0"
     assert run["settings"]["lr"] == at(hi * 3) and run["settings"]["opt"] == "sgd"
     # paper preset: one job per run, so the grid's runs lie in nine folders
-    paper = load_table(".", "paper").extensions()[("fastrates", "fig1", "optsgd_extension")]
+    paper = load_run(".", "paper").table.extensions()[("fastrates", "fig1", "optsgd_extension")]
     assert len(paper.batches) == len(paper.runs) == 9
 
 
@@ -160,7 +160,7 @@ def test_the_gather_judges_the_widened_grid(tmp_path):
 def test_the_control_shares_the_uncontrolled_extension_runs():
     """Under the negative control SNGD's slot runs SGD on SGD's grid, so its widened value is the
     uncontrolled SGD grid's widened value: read from that `extend` job's folder, relabelled."""
-    table = load_table(".", "quick", {"control": "null"})
+    table = load_run(".", "quick", config={"control": "null"}).table
     e = table.extensions()[("fastrates", "fig1", "optsngd_extension")]
     up = e.candidates["up"][0]
     run = table.run_params("fastrates", "fig1", up, table.results)

@@ -192,10 +192,10 @@ def test_compute_signature_is_the_schema_block_with_its_types(paper, block):
 def test_every_training_function_of_the_workflow_takes_typed_settings():
     """Every training sweep's function, in both presets' figure tables, is in FAMILIES, so the
     checks above cover the whole workflow."""
-    from attnbias.table import load_table
+    from attnbias.run import load_run
     from attnbias.workflow import resolve
 
-    tables = [load_table(ROOT, scale) for scale in ("quick", "paper")]
+    tables = [load_run(ROOT, scale).table for scale in ("quick", "paper")]
     named = {s.func for table in tables for s in table.sweeps.values()}
     assert len(named) >= 6, named
     covered = {func for _, func in FAMILIES.values()}

@@ -27,8 +27,13 @@ def test_set_aside_moves_stale_products_and_then_the_summary_made_from_them(tmp_
 
     make(tmp_path, "figures/fig9a.pdf", "claims/fig9a.json", "claims/summary.md", "data/fig9.json")
     summary = (["claims/fig9a.json"], ["claims/summary.md"])
+    # the summary is stale through its stale claim file: found before anything moves, so a dry
+    # run (which moves nothing) names it too
+    assert stale_products([FIG, summary], tmp_path) == [
+        "claims/fig9a.json", "claims/summary.md", "figures/fig9a.pdf"
+    ]
     moved = set_aside_stale([FIG, summary], tmp_path, dest="stale")
-    assert moved == ["claims/fig9a.json", "figures/fig9a.pdf", "claims/summary.md"]
+    assert moved == ["claims/fig9a.json", "claims/summary.md", "figures/fig9a.pdf"]
     assert (tmp_path / "stale/claims/summary.md").exists()
     assert not (tmp_path / "claims/summary.md").exists()
     assert set_aside_stale([FIG, summary], tmp_path, dest="stale") == []  # nothing left stale

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from attnbias.table import load_table
+from attnbias.run import RunError, load_run
 from attnbias.table.registry import (
     Compute,
     Figure,
-    PerAttempt,
     Sweep,
     Table,
     TableError,
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def quick() -> Table:
-    return load_table(ROOT)
+    return load_run(ROOT).table
 
 
 def test_every_kind_of_entry_is_typed(quick):
@@ -66,7 +65,7 @@ def test_quick_batches_group_the_points_the_paper_preset_runs_one_by_one(quick):
     fr = quick.sweeps[("fastrates", "fig1")]
     assert sorted(fr.batches) == ["optadamw", "optsgd", "optsngd", "optsps"]
     assert sum(len(p) for p in fr.batches.values()) == len(fr.points)
-    paper = load_table(ROOT, scale="paper")
+    paper = load_run(ROOT, scale="paper").table
     s = paper.sweeps[("fastrates", "fig1")]
     assert len(s.batches) == len(s.points) and s.gpu
     assert s.resources["gpu_mem_mb"] == 9000  # the paper preset's resources
@@ -74,7 +73,7 @@ def test_quick_batches_group_the_points_the_paper_preset_runs_one_by_one(quick):
 
 
 def test_the_control_reaches_deep_learning_runs_only_and_shares_unchanged_runs():
-    table = load_table(ROOT, config={"control": "null"})
+    table = load_run(ROOT, config={"control": "null"}).table
     assert table.results == "results/control-null" and table.uncontrolled == "results"
     shown = set(table.shown_figures())
     assert ("fastrates", "fig1") in shown and ("maxmargin", "fig1c") not in shown
@@ -96,7 +95,7 @@ def test_the_control_reaches_deep_learning_runs_only_and_shares_unchanged_runs()
 
 
 def test_a_seed_shift_moves_every_run_seed_into_its_own_folder(quick):
-    shifted = load_table(ROOT, config={"seed": 2})
+    shifted = load_run(ROOT, config={"seed": 2}).table
     assert shifted.results == "results/seed-2"
     seeds = sorted({p["seed"] for p in shifted.sweeps[("maxmargin", "vit")].points})
     base = sorted({p["seed"] for p in quick.sweeps[("maxmargin", "vit")].points})
@@ -105,8 +104,8 @@ def test_a_seed_shift_moves_every_run_seed_into_its_own_folder(quick):
 
 def test_a_missing_local_source_names_its_key(tmp_path):
     missing = tmp_path / "nowhere"
-    with pytest.raises(TableError, match=r"lowrank\.vit\.source = .*is not a directory"):
-        load_table(ROOT, config={"lowrank": {"vit": {"source": str(missing)}}})
+    with pytest.raises(RunError, match=r"lowrank\.vit\.source = .*is not a directory"):
+        load_run(ROOT, config={"lowrank": {"vit": {"source": str(missing)}}})
 
 
 def test_a_batch_must_name_point_keys(quick):
@@ -116,8 +115,3 @@ def test_a_batch_must_name_point_keys(quick):
             settings={}, gathers={}, batch="seed",
         )  # fmt: skip
     assert ("lowrank", "bad") not in quick.sweeps
-
-
-def test_resources_that_grow_with_the_attempt():
-    grows = PerAttempt(8000)
-    assert grows(None, 1) == 8000 and grows(None, 3) == 24000

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attnbias.table import load_table
+from attnbias.run import load_run
 from attnbias.workflow import figure_function
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +28,7 @@ def _unit_table() -> dict:
 def test_figure_table_matches_the_workflow_registry(scale):
     registered = {
         key: [Path(f).stem for f in entry.data if f.endswith(".csv")]
-        for key, entry in load_table(ROOT, scale=scale).figures.items()
+        for key, entry in load_run(ROOT, scale=scale).table.figures.items()
     }
     assert len(registered) >= 41
     for (paper, fig), groups in registered.items():

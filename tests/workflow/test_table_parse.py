@@ -1,7 +1,8 @@
-"""The Snakefile's figure table is the one :func:`attnbias.table.load_table` builds by import: every
-entry and every run's params equal, in the default run, under the negative control, with a seed
-shift and in the paper preset.  So the tests that read the table by import read what the jobs
-get."""
+"""The Snakefile's run is the one :func:`attnbias.run.load_run` builds by import from the same
+settings (Snakemake layers the configuration; load_run layers it the same way): the settings, the
+folders, every table entry and every run's params equal, in the default run, under the negative
+control, with a seed shift, in the paper preset and with a changed setting.  So the tests and
+tools that read the run by import read what the jobs get."""
 
 import dataclasses
 import inspect
@@ -10,7 +11,7 @@ import json
 import pytest
 from conftest import copy_workflow, snakemake_cmd
 
-from attnbias.table import load_table
+from attnbias.run import load_run
 from attnbias.table.registry import point_label
 
 # (after the Snakefile and plain_table's source)
@@ -25,11 +26,15 @@ with open("table.json", "w") as _f:
             entries=plain_table(TABLE),
             runs={
                 f"{p}/{n}/{_label(pt)}/{root}": TABLE.run_params(p, n, pt, root)
-                for (p, n), s in SWEEPS.items()
+                for (p, n), s in TABLE.sweeps.items()
                 for pt in s.points
-                for root in dict.fromkeys([RESULTS, UNCONTROLLED])
+                for root in dict.fromkeys([RUN.results, RUN.uncontrolled])
             },
             shown=TABLE.shown_figures(),
+            config=RUN.config,
+            given=RUN.given,
+            folders=[RUN.results, RUN.uncontrolled],
+            robustness=RUN.robustness.figures,
         ),
         _f,
         default=str,
@@ -65,18 +70,22 @@ def workflow_copy(tmp_path_factory):
 
 @pytest.mark.parametrize(
     "config",
-    [{}, {"control": "null"}, {"seed": 1}, {"scale": "paper"}],
-    ids=["default", "control", "seed", "paper"],
+    [{}, {"control": "null"}, {"seed": 1}, {"scale": "paper"}, {"maxmargin.fig1.steps": 500}],
+    ids=["default", "control", "seed", "paper", "custom"],
 )
-def test_the_snakefile_builds_the_table_load_table_builds(workflow_copy, config):
-    args = [f"{k}={v}" for k, v in config.items()]
+def test_the_snakefile_builds_the_run_load_run_builds(workflow_copy, config):
+    args = [f"{k}={v}" for k, v in config.items() if "." not in k]
+    if "maxmargin.fig1.steps" in config:  # a nested --config value, as users pass it
+        args.append("maxmargin={fig1: {steps: 500}}")
+        config = {"maxmargin": {"fig1": {"steps": 500}}}
     snakemake_cmd(
         "-s", "dump_table.smk", "--list-rules", *(["--config", *args] if args else []),
         cwd=workflow_copy, check=True,
     )  # fmt: skip
     parsed = json.loads((workflow_copy / "table.json").read_text())
     scale = config.pop("scale", None)
-    table = load_table(workflow_copy, scale=scale, config=config)
+    run = load_run(workflow_copy, scale=scale, config=config)
+    table = run.table
     runs = {
         f"{p}/{n}/{point_label(pt)}/{root}": table.run_params(p, n, pt, root)
         for (p, n), s in table.sweeps.items()
@@ -85,9 +94,14 @@ def test_the_snakefile_builds_the_table_load_table_builds(workflow_copy, config)
     }
     mine = json.loads(
         json.dumps(
-            dict(entries=plain_table(table), runs=runs, shown=table.shown_figures()), default=str
+            dict(
+                entries=plain_table(table), runs=runs, shown=table.shown_figures(),
+                config=run.config, given=run.given, folders=[run.results, run.uncontrolled],
+                robustness=run.robustness.figures,
+            ),
+            default=str,
         )
-    )
-    for part in ("entries", "runs", "shown"):
+    )  # fmt: skip
+    for part in ("entries", "runs", "shown", "config", "given", "folders", "robustness"):
         assert mine[part] == parsed[part], part
     assert len(parsed["entries"]["figures"]) >= 20

@@ -1,154 +1,138 @@
-# Config loading and validation, the figure registry, and shared helpers.
-import os
+# The run this process makes (attnbias.run: settings, reference comparison, control and seed,
+# results folder, figure table, robustness tables: one definition, shared with the tests and
+# tools), and the switches only Snakemake knows: the kind of process, cluster resources, hooks.
 import re
 import sys
 from pathlib import Path
 
-import yaml
+from snakemake_interface_executor_plugins.settings import ExecMode
 
+from attnbias import hints
 from attnbias.closure import ClosureCache
-from attnbias.table import TableError, build_table
-from attnbias.workflow import ConfigTypeError, coerce_to_schema, load_schema
-from attnbias.workflow import schema_problem, sweep_keys, validate_with_defaults
+from attnbias.config_rules import where_given
+from attnbias.layout import set_aside_stale, stale_products, write_overrides
+from attnbias.run import RunError, build_run
+from attnbias.workflow import PAPERS
 
-PAPERS = {
-    "maxmargin": "1 – Max-margin token selection (Tarzanagh et al. 2023)",
-    "fastrates": "2 – Fast rates for self-attention (Vasudeva et al.)",
-    "nucnorm": "3 – Nuclear-norm bias of softmax attention (Sheen et al.)",
-    "lowrank": "4 – Weight decay induces low rank (Kobayashi et al.)",
-}
-
-# `--config key=value` passes strings: accept the usual spellings for the boolean switches.
-_BOOLEAN_WORDS = dict(true=True, yes=True, false=False, no=False)
-_BOOLEAN_WORDS.update({"1": True, "0": False})
-for _key in ("claims_strict",):
-    if isinstance(config.get(_key), str) and config[_key].lower() in _BOOLEAN_WORDS:
-        config[_key] = _BOOLEAN_WORDS[config[_key].lower()]
-
-
-def typed_config(section, schema_path, path=""):
-    """``section`` with the string leaves of `--config key='{a: {b: 500}}'` typed as its schema
-    declares (Snakemake passes nested command-line values as strings), or a short error naming
-    the key path and how to pass the value (attnbias.workflow.coerce_to_schema)."""
-    try:
-        return coerce_to_schema(section, load_schema(schema_path), path=path)
-    except ConfigTypeError as e:
-        raise WorkflowError(str(e)) from None
-
-
-def checked(section, schema_path, path=""):
-    """Validate ``section`` and fill in its defaults (attnbias.workflow.validate_with_defaults),
-    first stopping with a short message naming the full key path, what is allowed and the value
-    given (attnbias.workflow.schema_problem) instead of a dump of the whole schema."""
-    schema = load_schema(schema_path)
-    problem = schema_problem(section, schema, path)
-    if problem:  # + where it was given (where_given: config_rules, via the Snakefile)
-        raise WorkflowError(problem + where_given(problem, workflow))
-    validate_with_defaults(section, schema)
-
-
-_SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
-config.update(typed_config(config, _SCHEMAS / "config.schema.yaml"))
-checked(config, _SCHEMAS / "config.schema.yaml")
-# Each paper's settings have their own schema (every key required, additionalProperties: false).
-for _paper in PAPERS:
-    _schema = _SCHEMAS / f"{_paper}.schema.yaml"
-    if _schema.exists():
-        config[_paper] = typed_config(config.get(_paper, {}), _schema, _paper)
-        checked(config[_paper], _schema, _paper)
-# What one setting needs of another (attnbias.config_rules), so every accepted setting runs.
-from attnbias.config_rules import cross_field_problems
-
-_PROBLEMS = cross_field_problems(config)
-if _PROBLEMS:
-    raise WorkflowError("config error: " + "\nconfig error: ".join(_PROBLEMS))
-
-SCALE = config["scale"]
-
-# Paper settings that differ after --configfile/--config from the preset's reference run (config.yaml
-# [+ presets/paper.yaml], read fresh) make an override, in its own folder (attnbias.layout).
-from attnbias.layout import compare_with_reference, describe_overrides, results_root
-
-try:
-    OVERRIDES, OVERRIDE = compare_with_reference(config, workflow.basedir)
-except ValueError as e:
-    raise WorkflowError(f"{e}\n  (in the reference run's files)") from None
-# What the claims summary's first line adds about the run it shows (nothing for the reference)
-SHOWS_OVERRIDES = dict(overrides=describe_overrides(OVERRIDES)) if OVERRIDES else {}
-
-
-# `--config control=null` arrives as YAML null: both spell the negative control.
-CONTROL = "null" if config["control"] is None else config["control"]
-config["control"] = CONTROL
-
-
-# The settings as given, before the seed shift: every run of `snakemake robustness` gets them.
-CONFIG_GIVEN = {k: v for k, v in config.items() if k not in ("seed", "robustness")}
-
-# `--config seed=N` shifts every random seed of every figure by N (attnbias.workflow.shift_seeds):
-# the paper claims should hold on any draw, not only the default one.
-if config["seed"]:
-    from attnbias.workflow import shift_seeds
-
-    for _paper in PAPERS:
-        config[_paper] = shift_seeds(config[_paper], config["seed"])
-
-# Each preset, override, control and seed shift has its own results folder (the default run keeps
-# results/), so switching and back recomputes nothing: every output path below starts with it.
-RESULTS = results_root(SCALE, CONTROL, config["seed"], OVERRIDE)
-# The same run without the control: the training runs the control does not change are its runs
-# (Table.register_sweep's ``control_shares``), trained there once.
-UNCONTROLLED = results_root(SCALE, "none", config["seed"], OVERRIDE)
-
-
-onstart:  # an override's folder records its differences (overrides.yaml); real runs only
-    from attnbias.layout import write_overrides
-
-    write_overrides(SCALE, OVERRIDE, OVERRIDES)
-
-
-# Params compare by value: Snakemake records repr(params), and layering --configfile/--config on
-# config.yaml reorders keys without changing values.  Put every mapping in config.yaml's order.
-from attnbias.workflow import order_like
-
-with open(Path(workflow.basedir) / "config.yaml") as _f:
-    _ORDER = yaml.load(_f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-config.update(order_like(config, _ORDER))
-CONFIG_GIVEN = order_like(CONFIG_GIVEN, _ORDER)
+MAIN_PROCESS = workflow.exec_mode == ExecMode.DEFAULT  # not a cluster job's own parse
+DRY_RUN = workflow.output_settings.dryrun
 
 # The import closures of the jobs' code (their `code` inputs), kept between Snakemake processes
-# for one state of the sources (every run, dry run and cluster job parses the workflow); the
-# user's process saves them (Snakefile).
+# for one state of the sources; saved by a real run of the user's process (Snakefile).
 CLOSURES = ClosureCache(
     workflow.basedir, Path(".snakemake") / "attnbias" / "closures.json"
 )
-
-# The figure table of this run (attnbias.table: one typed entry per figure, computation, training
-# sweep and its gathers, download, stage): the rules, written once with wildcards, read their
-# job's entry.  Its tables by kind, under the names the rules use:
 try:
-    TABLE = build_table(
+    RUN = build_run(
         config,
-        basedir=workflow.basedir,
-        results=RESULTS,
-        uncontrolled=UNCONTROLLED,
+        workflow.basedir,
         closures=CLOSURES,
+        where=lambda problem: where_given(problem, workflow),
     )
-except TableError as e:
+except RunError as e:
     raise WorkflowError(str(e)) from None
-FIGURES, COMPUTES, SWEEPS = TABLE.figures, TABLE.computes, TABLE.sweeps
-DOWNLOADS, TABLE_FILES = TABLE.downloads, TABLE.table_files
-STAGES, STAGE_OWNER = TABLE.stages, TABLE.stage_owner
-# the rule making each plot-ready file of a sweep, `gather` (trained here) or `precomputed`
-GATHERS, PRECOMPUTED_GROUPS = TABLE.gathers(), TABLE.precomputed_groups()
-# (paper, sweep) -> {batch: points}: one `train` job per batch (a point, or a quick-preset group)
-TRAIN_BATCHES = {k: s.batches for k, s in TABLE.trained_sweeps().items()}
-# (paper, sweep, label) -> one `extend` job per grid widened at an edge (attnbias.table Extension)
-EXTENSIONS = TABLE.extensions()
-# the paths and code inputs the rules share
-data_files, figure_outputs, claim_file = (
-    TABLE.data_files,
-    TABLE.figure_outputs,
-    TABLE.claim_file,
+RESULTS, TABLE = RUN.results, RUN.table
+
+
+onstart:  # an override's folder records its differences (overrides.yaml); real runs only
+    write_overrides(RUN.scale, RUN.override, RUN.overrides)
+
+
+# A cluster profile's YOUR_* placeholders (profiles/slurm) left unfilled: a dry run warns, any
+# other run stops here, with one line naming the profile's file.
+_PLACEHOLDERS = hints.resource_placeholders(workflow.resource_settings)
+if _PLACEHOLDERS and MAIN_PROCESS:
+    _profile = hints.profile_file(sys.argv, root=workflow.basedir)
+    print(hints.placeholder_message(_PLACEHOLDERS, _profile, DRY_RUN), file=sys.stderr)
+    if not DRY_RUN:
+        sys.exit(1)
+# A run with cluster resources (a SLURM profile): its jobs run on the nodes, not here.
+_SETTINGS = workflow.resource_settings
+CLUSTER = any(
+    k.startswith("slurm")
+    for k in [
+        *dict(_SETTINGS.default_resources or {}),
+        *(k for r in _SETTINGS.overwrite_resources.values() for k in r),
+    ]
 )
-script_code = TABLE.script_code
+_GPU_NOTED = []
+
+
+def gpu_note(wildcards):
+    """No files: an input of `train`/`extend` that, the first time a job of a sweep needing a GPU
+    is planned on a machine without CUDA outside a cluster run, says so (dry runs included).
+    """
+    sweep = RUN.entry("train", wildcards)
+    local = not CLUSTER and (DRY_RUN or workflow.local_exec)
+    wanted = sweep.gpu and config["accelerator"] != "cpu"
+    if wanted and local and MAIN_PROCESS and not _GPU_NOTED and not hints.local_cuda():
+        _GPU_NOTED.append(True)
+        hours = max(s.resources["runtime"] for s in TABLE.sweeps.values() if s.gpu) / 60
+        print(hints.no_cuda_note(hours), file=sys.stderr)
+    return []
+
+
+def precomputed_files(wildcards):
+    """The committed files of a `precomputed` group, or an error naming what is missing (raised
+    only when a requested target needs them)."""
+    folder = Path(workflow.basedir, "workflow", "precomputed", wildcards.entry)
+    group = folder.name
+    missing = [
+        n for n in (f"{group}.csv", f"{group}.json") if not (folder / n).exists()
+    ]
+    if missing:
+        raise WorkflowError(hints.precomputed_missing(wildcards.entry, missing, folder))
+    return [str(folder / f"{group}.{ext}") for ext in ("csv", "json")]
+
+
+def seed_run_threads(wildcards):
+    """A seed run's threads: every core given to this run here; on a cluster one, as it only
+    submits jobs, so the seeds start at once."""
+    return 1 if workflow.non_local_exec else workflow.resource_settings.cores or 1
+
+
+# The targets the command names (none: the default target, `all`).
+REQUESTED = getattr(hints.command_line(sys.argv), "targets", None) or ["all"]
+# Asked for what this run cannot make: `compare` of the reference run itself, a file of another
+# run's folder (said with the settings that made it).  In a few lines, before Snakemake's error.
+if MAIN_PROCESS:
+    _answers = [hints.folder_settings(t, RESULTS) for t in REQUESTED]
+    if "compare" in REQUESTED and RUN.is_reference():
+        _answers.append(hints.COMPARE_NEEDS_A_CHANGE)
+    for _answer in filter(None, _answers):
+        print(_answer, file=sys.stderr)
+    if any(_answers):
+        sys.exit(1)
+
+
+def unknown_target_input(wildcards):
+    """The input of `unknown_target` (hints.smk): an error naming the targets meant."""
+    names = [r.name for r in workflow.rules if not r.has_wildcards()]
+    raise WorkflowError(hints.unknown_target(wildcards.target, names))
+
+
+# --- interrupted runs ------------------------------------------------------------------------------
+# A job's outputs are deleted when it starts and when it is killed, and Snakemake treats a missing
+# intermediate file like a temp() file: with the figures and claims made from it in place, nothing
+# would rerun and the old figure would look current with its data gone.  A real run of the user's
+# process sets such products aside under results/stale/ (nothing is deleted), so it rebuilds the
+# data and everything made from it.  A dry run moves nothing: it says what a run would set aside,
+# and lists their jobs (forced).  A cluster job's parse never looks: other jobs may be rewriting
+# their data (tests/workflow/test_job_parse.py).
+if MAIN_PROCESS and not DRY_RUN:
+    for _moved in set_aside_stale(RUN.stale_edges()):
+        print(hints.set_aside_note(_moved), file=sys.stderr)
+STALE = stale_products(RUN.stale_edges()) if MAIN_PROCESS and DRY_RUN else []
+for _product in STALE:
+    print(hints.set_aside_note(_product, dry_run=True), file=sys.stderr)
+
+
+def stale_forced(wildcards):
+    """No files: an input of `check` and `plot` that, in a dry run with stale products, forces
+    them while Snakemake builds its graph (the first call), so the dry run lists the jobs a real
+    run does once it has set them aside; only the requested targets' are in the graph.
+    """
+    if STALE:
+        workflow.dag.forcefiles.update(STALE)
+        STALE.clear()
+    return []

@@ -1,9 +1,14 @@
-# The rules of the robustness table (`snakemake robustness`), each written once, reading the
-# tables of robustness_table.smk: `robustness_config` (the settings every seed run gets) ->
-# `robustness_default` (seed 0: this run's claims) and `robustness_seed` (seed N: a run of this
-# workflow with `--config seed=N`, per paper) -> `robustness_summary` (summary.{md,csv}, or one
-# paper's) and `robustness_picture` (a paper's claims × seeds, in the report).
-from attnbias.layout import execution_options, results_root
+# The robustness table (`snakemake robustness`, `robustness_<paper>`): every claim measured across
+# seeds.  Seed 0 is this run (its claim files); each seed N of `robustness.seeds` is a run of this
+# workflow with `--config seed=N` (every random seed shifted by N) in its own results folder, one
+# `robustness_seed` job per (paper, seed), so a cluster runs the seeds in parallel and a killed
+# run resumes where it stopped.  Only the figures the seed shift redraws are rerun
+# (attnbias.run.Robustness).  `robustness_config` -> `robustness_default` / `robustness_seed` ->
+# `robustness_summary` (summary.{md,csv}, or one paper's) and `robustness_picture` (the report's).
+from attnbias.layout import execution_options, write_given_config
+
+ROBUST = RUN.robustness
+ROBUST_DIR = ROBUST.folder
 
 
 rule robustness_config:
@@ -13,17 +18,15 @@ rule robustness_config:
         f"{ROBUST_DIR}/logs/robustness_config.log",
     localrule: True
     params:
-        config=CONFIG_GIVEN,
+        config=RUN.given,
     run:
         write_given_config(output[0], params.config, log[0])
 
 
 rule robustness_default:
     input:
-        claims=lambda wildcards: [
-            claim_file(wildcards.paper, f) for f in robust_figures(wildcards.paper)
-        ],
-        code=script_code("scripts/robustness_seed.py", "claims.robustness"),
+        claims=RUN.robustness_claims,
+        code=TABLE.script_code("scripts/robustness_seed.py", "claims.robustness"),
     output:
         csv=f"{ROBUST_DIR}/{{paper}}/seed-0.csv",
         meta=f"{ROBUST_DIR}/{{paper}}/seed-0.json",
@@ -34,8 +37,8 @@ rule robustness_default:
         "../../environment.yml"
     params:
         seed=0,
-        redrawn=ROBUST_FIGURES,
-        preset=SCALE,
+        redrawn=ROBUST.figures,
+        preset=RUN.scale,
     script:
         "../../scripts/robustness_seed.py"
 
@@ -43,7 +46,7 @@ rule robustness_default:
 rule robustness_seed:
     input:
         config=f"{ROBUST_DIR}/config.yaml",
-        code=ROBUST_CODE,
+        code=ROBUST.code,
     output:
         csv=f"{ROBUST_DIR}/{{paper}}/seed-{{seed}}.csv",
         meta=f"{ROBUST_DIR}/{{paper}}/seed-{{seed}}.json",
@@ -54,18 +57,13 @@ rule robustness_seed:
     localrule: True
     conda:
         "../../environment.yml"
-    threads: lambda wildcards: seed_run_threads()
+    threads: seed_run_threads
     params:
         seed=lambda wildcards: int(wildcards.seed),
-        redrawn=ROBUST_FIGURES,
-        preset=SCALE,
-        folder=lambda wildcards: results_root(
-            SCALE, CONTROL, int(wildcards.seed), OVERRIDE
-        ),
-        targets=lambda wildcards: [
-            f"{results_root(SCALE, CONTROL, int(wildcards.seed), OVERRIDE)}/claims/{wildcards.paper}/{f}.json"
-            for f in robust_figures(wildcards.paper, redrawn_only=True)
-        ],
+        redrawn=ROBUST.figures,
+        preset=RUN.scale,
+        folder=RUN.seed_folder,
+        targets=RUN.seed_targets,
         snakefile=str(Path(workflow.basedir) / "Snakefile"),
         forward=execution_options(sys.argv),
     script:
@@ -74,10 +72,8 @@ rule robustness_seed:
 
 rule robustness_summary:
     input:
-        tables=lambda wildcards: robust_tables(
-            ROBUST_PAPERS if wildcards.scope == "summary" else [wildcards.scope]
-        ),
-        code=script_code("scripts/robustness_summary.py", "claims.robustness"),
+        tables=RUN.seed_tables,
+        code=TABLE.script_code("scripts/robustness_summary.py", "claims.robustness"),
     output:
         md=f"{ROBUST_DIR}/{{scope}}.md",
         csv=report(
@@ -101,29 +97,22 @@ rule robustness_summary:
     params:
         # the report's caption of the table (workflow/report/robustness_summary.rst) shows it
         headline=lambda wildcards: Path(f"{ROBUST_DIR}/{wildcards.scope}.headline.rst"),
-        examined=EXAMINED,
+        examined=ROBUST.examined,
         # this run's claims summary, if made (not an input: the robustness target builds only the
         # claims it measures over seeds)
         summary=f"{RESULTS}/claims/summary.csv",
         figures=f"{RESULTS}/figures",
-        landing=LANDING_PAGES,
-        shows=dict(
-            preset=SCALE,
-            control=CONTROL,
-            folders=[
-                results_root(SCALE, CONTROL, s, OVERRIDE)
-                for s in [0, *ROBUST["seeds"]]
-            ],
-        ),
+        landing=RUN.landing_pages,
+        shows=RUN.robustness_shows(),
     script:
         "../../scripts/robustness_summary.py"
 
 
 rule robustness_picture:
     input:
-        tables=lambda wildcards: robust_tables([wildcards.paper]),
+        tables=RUN.seed_tables,
         summary=f"{ROBUST_DIR}/{{paper}}.csv",
-        code=script_code("scripts/robustness_picture.py", "plotting.robustness"),
+        code=TABLE.script_code("scripts/robustness_picture.py", "plotting.robustness"),
     output:
         pdf=f"{ROBUST_DIR}/{{paper}}.pdf",
         png=report(
@@ -152,10 +141,10 @@ rule robustness:
     input:
         f"{ROBUST_DIR}/summary.md",
         f"{ROBUST_DIR}/summary.csv",
-        [f"{ROBUST_DIR}/{p}.{ext}" for p in ROBUST_PAPERS for ext in ("pdf", "png")],
+        [f"{ROBUST_DIR}/{p}.{ext}" for p in ROBUST.papers for ext in ("pdf", "png")],
 
 
-for _paper in ROBUST_PAPERS:
+for _paper in ROBUST.papers:
 
     rule:
         name:

@@ -1,42 +1,29 @@
-# The workflow's aggregate rules, each written once: `table_files` (a figure's table also as CSV +
-# Markdown), the claims summary (with the report's landing page) and strict gate, and the
-# `cpu_figures` / `gpu_figures` / `checks` targets.  They read the figure table (FIGURES,
-# TABLE_FILES of common.smk).
-
-# The report's landing page, written by the claims summary and by the robustness summary (each
-# with the other's table when it exists); workflow/report/workflow.rst shows the newer one.
-LANDING_PAGES = [
-    Path(f"{RESULTS}/claims/landing.rst"),
-    Path(f"{RESULTS}/robustness/summary.landing.rst"),
-]
+# The aggregate rules, each written once: `table_files` (a figure's table also as CSV + Markdown),
+# the claims summary (with the report's landing page) and strict gate, and the `cpu_figures`,
+# `gpu_figures` and `checks` targets.
 
 
-# Tables also written as CSV + Markdown next to their rendered figure: (paper, table) -> entry
-# (the plot-ready group it reads, and the function writing the two files), registered by the paper
-# files.
 rule table_files:
     input:
-        data=lambda wildcards: data_files(
-            entry_key(wildcards)[0], TABLE_FILES[entry_key(wildcards)].group
-        ),
-        code=lambda wildcards: TABLE_FILES[entry_key(wildcards)].code,
+        data=RUN.table_files_data,
+        code=RUN.value("table_files", "code"),
     output:
         csv=f"{RESULTS}/figures/{{entry}}.csv",
         md=f"{RESULTS}/figures/{{entry}}.md",
     log:
         f"{RESULTS}/logs/table_files/{{entry}}.log",
     wildcard_constraints:
-        entry=key_constraint(TABLE_FILES),
+        entry=RUN.constraint("table_files"),
     localrule: True
     run:
-        TABLE_FILES[entry_key(wildcards)].write(
-            input.data[0], output.csv, output.md
-        )
+        RUN.entry("table_files", wildcards).write(input.data[0], output.csv, output.md)
 
 
 rule claims_summary:
     input:
-        [claim_file(p, f) for (p, f) in shown_figures()],
+        # every figure; in a custom, seed or control folder those the change touches and those
+        # built there (Run.summary_figures)
+        [TABLE.claim_file(p, f) for (p, f) in RUN.summary_figures(REQUESTED)],
     output:
         md=f"{RESULTS}/claims/summary.md",
         csv=f"{RESULTS}/claims/summary.csv",
@@ -55,13 +42,12 @@ rule claims_summary:
     conda:
         "../../environment.yml"
     params:
-        shows=dict(preset=SCALE, control=CONTROL, seed=config["seed"], folder=RESULTS)
-        | SHOWS_OVERRIDES,
+        shows=RUN.shows(),
         # the robustness table of an earlier `snakemake robustness`, if any (not an input: the
         # summary never waits for the seed runs; the report shows the newer landing page)
-        robustness=f"{RESULTS}/robustness/summary.csv",
+        robustness=f"{RUN.robustness.folder}/summary.csv",
         figures=f"{RESULTS}/figures",
-        landing=LANDING_PAGES,
+        landing=RUN.landing_pages,
     script:
         "../../scripts/summary.py"
 
@@ -84,23 +70,56 @@ rule cpu_figures:
     input:
         [
             x
-            for (p, f), e in FIGURES.items()
+            for k, e in TABLE.figures.items()
             if not e.gpu
-            for x in figure_outputs(p, f) + [claim_file(p, f)]
+            for x in RUN.figure_targets(*k)
         ],
 
 
 rule gpu_figures:
     input:
-        [
-            x
-            for (p, f), e in FIGURES.items()
-            if e.gpu
-            for x in figure_outputs(p, f) + [claim_file(p, f)]
-        ],
+        [x for k, e in TABLE.figures.items() if e.gpu for x in RUN.figure_targets(*k)],
 
 
 rule checks:
     input:
         f"{RESULTS}/claims/summary.md",
         f"{RESULTS}/claims/summary.csv",
+
+
+# A run beside the reference run: the claims of the figures the change touches (built here if
+# needed) beside the reference run's, and each such figure beside the reference's.
+rule compare:
+    input:
+        other=RUN.compare_inputs,
+        reference=RUN.reference_claims,
+        code=TABLE.script_code(
+            "scripts/compare.py", "claims.compare", "plotting.compare"
+        ),
+    output:
+        md=f"{RESULTS}/compare.md",
+        csv=f"{RESULTS}/compare.csv",
+        meta=f"{RESULTS}/compare.json",
+        html=report(
+            f"{RESULTS}/compare.html",
+            caption="../report/compare.rst",
+            category="0 – Claims summary",
+            labels={"table": "comparison with the reference run"},
+        ),
+        pairs=report(
+            directory(f"{RESULTS}/compare"),
+            patterns=["{paper}/{fig}.png"],
+            caption="../report/compare_pair.rst",
+            category="0 – Claims summary",
+            subcategory="comparison with the reference run",
+            labels={"paper": "{paper}", "figure": "{fig}"},
+        ),
+    log:
+        f"{RESULTS}/logs/compare.log",
+    localrule: True
+    conda:
+        "../../environment.yml"
+    params:
+        about=RUN.compare_about,
+    script:
+        "../../scripts/compare.py"

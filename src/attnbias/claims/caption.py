@@ -56,6 +56,12 @@ inconclusive paper claim gets one sentence after the tally."""
             "FAIL here (a paper claim that passes under its control is not evidence) and its "
             "sanity checks to pass.\n\n"
         )
+    if claims_doc.get("label"):
+        text += (
+            f"**Not the reference run** ({claims_doc['label']}): made with settings that differ "
+            "from the preset's; ``compare.md`` in this folder (``snakemake compare`` with the same "
+            "settings) sets its claims beside the reference run's.\n\n"
+        )
     preset = claims_doc.get("preset")
     claims = claims_doc["claims"]
     groups = {k: [c for c in claims if c["kind"] == k] for k, _, _ in _CAPTION_KINDS}

@@ -396,12 +396,15 @@ def verdicts(claims) -> list[str]:
 
 
 def write_claims(
-    path, paper: str, figure: str, preset: str, claims: list[Claim], control: str = "none"
+    path, paper: str, figure: str, preset: str, claims: list[Claim], control: str = "none",
+    run: dict | None = None,
 ) -> dict:
     """Write a figure's claim file: every claim with its ``verdict`` (:func:`verdicts`) and the
     ``reason`` for it (:func:`reason`).  ``control``: "null" when the data were made under the
     negative control (``--config control=null``): the paper claims are then expected to fail or
-    be inconclusive."""
+    be inconclusive.  ``run``: what a run that is not the reference run is
+    (:meth:`attnbias.run.Run.run_note`: ``label``, ``overrides`` — each ``{setting, default,
+    used}`` —, ``seed``), recorded beside the claims; none for the reference run."""
     records = [c.to_dict() for c in claims]
     void_by = failed_sanity(records)
     for r, v in zip(records, verdicts(records), strict=True):
@@ -411,6 +414,7 @@ def write_claims(
         "figure": figure,
         "preset": preset,
         "control": control,
+        **(run or {}),
         "claims": records,
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)

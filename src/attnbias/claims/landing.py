@@ -90,6 +90,7 @@ def landing_rst(
     robustness_headline: str | None = None,
     png: str | None = None,
     every_claim: str | None = None,
+    about: str | None = None,
 ) -> str:
     """The landing page (reStructuredText).
 
@@ -109,8 +110,18 @@ def landing_rst(
     every_claim : str, optional
         The report path of the page of every claim (:func:`attnbias.claims.summary.summary_html`),
         linked from the text.
+    about : str, optional
+        What the run is when it is not the preset's reference run (:meth:`attnbias.run.Run.label`),
+        said first.
     """
     lines = [_STYLE, "What holds", "==========", ""]
+    if about:
+        lines += [
+            f"**This run: {about}** — not the preset's reference run.  Its figures and claims "
+            "are those the change touches and any built here; ``compare.md`` in its folder "
+            "(``snakemake compare`` with the same settings) sets them beside the reference run's.",
+            "",
+        ]
     if summary is not None:
         lines += [f"**{headline(summary)}**", ""]
         table = _link("every claim", every_claim, "html") if every_claim else "every claim"
@@ -160,7 +171,7 @@ def landing_rst(
     return "\n".join(lines) + "\n"
 
 
-def write_landing(path, summary_csv=None, robustness_csv=None, png=None) -> str:
+def write_landing(path, summary_csv=None, robustness_csv=None, png=None, about=None) -> str:
     """Write :func:`landing_rst` of the tables that exist (the claims summary's CSV, the
     robustness summary's CSV with the seeds it covers beside it,
     :func:`attnbias.claims.robustness.write_robustness`); return the text."""
@@ -171,6 +182,6 @@ def write_landing(path, summary_csv=None, robustness_csv=None, png=None) -> str:
         robust = pd.read_csv(robustness_csv, keep_default_na=False)
         head = robust_headline(robust, json.loads(seeds.read_text())["seeds"])
     html = str(Path(summary_csv).with_suffix(".html")) if summary is not None else None
-    text = landing_rst(summary, robust, head, png, html)
+    text = landing_rst(summary, robust, head, png, html, about)
     Path(path).write_text(text)
     return text

@@ -5,6 +5,7 @@ from .style import (
     METHOD_COLORS,
     docstring_caption,
     mark_control,
+    mark_run,
     new_figure,
     not_measurable_figure,
     save_figure,
@@ -14,6 +15,7 @@ from .style import (
 __all__ = [
     "METHOD_COLORS",
     "mark_control",
+    "mark_run",
     "new_figure",
     "not_measurable_figure",
     "docstring_caption",

@@ -239,6 +239,14 @@ def mark_control(fig, what: str = "the paper's mechanism is removed") -> None:
     suptitle(fig, text, fontsize=9, color="tab:red", fontweight="bold")
 
 
+def mark_run(fig, label: str) -> None:
+    """Head a figure of a run that is not the preset's reference run (a changed setting, a seed
+    shift) with ``label`` (:meth:`attnbias.run.Run.label`: "custom: maxmargin.fig1.steps 500,
+    default 1000"), above its own suptitle, so it can never pass for the reference figure."""
+    old = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    suptitle(fig, f"[{label}]" + ("\n" + old if old else ""), fontsize=9, color="tab:purple")
+
+
 def not_measurable_figure(title: str, reason: str):
     """A figure that says, instead of drawing, why its data could not be drawn (settings too small
     for what the figure shows); used only when the figure's claims are also not measurable."""

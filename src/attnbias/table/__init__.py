@@ -1,8 +1,9 @@
 """The figure table: what the workflow builds, as typed Python entries.
 
 :func:`build_table` makes the table of one run from its configuration; the Snakefile builds it
-once per process and generates one job per entry from rules written once in ``workflow/rules/``;
-the tests build it the same way.  Nothing heavy is imported here: every Snakemake process (each
+once per process (:func:`attnbias.run.build_run`, with the rest of what a run is) and generates
+one job per entry from rules written once in ``workflow/rules/``; the tests build it the same way
+(:func:`attnbias.run.load_run`).  Nothing heavy is imported here: every Snakemake process (each
 run, dry run and cluster job) imports this package while it parses the workflow.  A function of
 ``attnbias.experiments`` is named by its dotted path under that package
 (``"fastrates.synthetic.trajectories_fig2"``) and imported only by the job that runs it.
@@ -23,9 +24,7 @@ from __future__ import annotations
 import importlib
 
 from attnbias.table.registry import Table, TableError
-
-# The papers, in the order their entries are registered (the report's and `all`'s order)
-PAPER_MODULES = ("maxmargin", "fastrates", "nucnorm", "lowrank")
+from attnbias.workflow import PAPERS
 
 
 def build_table(config: dict, *, basedir, results: str, uncontrolled: str, closures) -> Table:
@@ -55,47 +54,9 @@ def build_table(config: dict, *, basedir, results: str, uncontrolled: str, closu
     table = Table(
         config, basedir=basedir, results=results, uncontrolled=uncontrolled, closures=closures
     )
-    for paper in PAPER_MODULES:
+    for paper in PAPERS:
         importlib.import_module(f"attnbias.table.{paper}").register(table)
     return table
 
 
-def load_table(root, scale: str | None = None, config: dict | None = None) -> Table:
-    """The figure table of a run outside Snakemake (tests, notebooks), as the workflow builds it:
-    the preset's configuration with ``config`` on top (``--config`` values, typed), validated
-    (:func:`attnbias.workflow.load_config`), compared with the reference run (an override's
-    folder), the negative control and the seed shift applied.  Writes nothing (the import
-    closures are computed, not cached).
-
-    Parameters
-    ----------
-    root : str or Path
-        The workflow's directory (the repository).
-    scale : str, optional
-        The preset (default: ``config.yaml``'s, quick).
-    config : dict, optional
-        Settings on top of the preset, e.g. ``{"control": "null"}`` or ``{"seed": 2}``.
-    """
-    import os
-
-    from attnbias.closure import ClosureCache
-    from attnbias.layout import compare_with_reference, results_root
-    from attnbias.workflow import load_config, shift_seeds
-
-    cfg = load_config(root, scale=scale, config=config)
-    cfg["control"] = "null" if cfg["control"] is None else cfg["control"]
-    _, override = compare_with_reference(cfg, root)
-    if cfg["seed"]:
-        for paper in PAPER_MODULES:
-            cfg[paper] = shift_seeds(cfg[paper], cfg["seed"])
-    folder = lambda control: results_root(cfg["scale"], control, cfg["seed"], override)  # noqa: E731
-    return build_table(
-        cfg,
-        basedir=root,
-        results=folder(cfg["control"]),
-        uncontrolled=folder("none"),
-        closures=ClosureCache(root, os.devnull),
-    )
-
-
-__all__ = ["PAPER_MODULES", "Table", "TableError", "build_table", "load_table"]
+__all__ = ["Table", "TableError", "build_table"]

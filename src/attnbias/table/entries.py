@@ -13,17 +13,6 @@ class TableError(ValueError):
     """A setting the figure table cannot be built from (the workflow stops, naming the key)."""
 
 
-@dataclass(frozen=True)
-class PerAttempt:
-    """A job resource (mem_mb, runtime) that grows with Snakemake's attempt: ``base × attempt``.
-    Called as a rule's resource function ``(wildcards, attempt)``."""
-
-    base: float
-
-    def __call__(self, wildcards, attempt: int) -> float:
-        return self.base * attempt
-
-
 @dataclass
 class Figure:
     """A figure: its `check` and `plot` jobs read ``data`` (plot-ready CSV + JSON files); ``gpu``:
@@ -45,8 +34,8 @@ class Compute:
     inputs: dict
     code: list[str]
     threads: int = 1
-    mem_mb: int | PerAttempt = 2000
-    runtime: str | int | PerAttempt = "30m"
+    mem_mb: int = 2000  # MB at the first attempt (a retry gets attempt × it: attnbias.run)
+    runtime: int = 30  # minutes at the first attempt
     gpu: bool = False
 
 

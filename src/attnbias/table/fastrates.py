@@ -14,7 +14,7 @@ figure chooses, per optimiser, the grid value with the lowest seed-mean validati
 from __future__ import annotations
 
 from attnbias.table.downloads import block_downloads
-from attnbias.table.registry import PerAttempt, Table
+from attnbias.table.registry import Table
 from attnbias.table.stages import register_staged_groups
 
 # the hub datasets of the deep-learning figures (paper preset): default id and config
@@ -124,6 +124,6 @@ def register(table: Table) -> None:
         "fastrates.compute_fig6",
         settings=table.with_control({"settings": fr["fig6"]}),  # MnistSettings
         inputs={"downloads": block_downloads(table, "fastrates", fr["fig6"], HUB_DATA)},
-        mem_mb=PerAttempt(2000 if quick else 16000),
-        runtime=PerAttempt(10 if quick else 120),
+        mem_mb=2000 if quick else 16000,
+        runtime=10 if quick else 120,
     )

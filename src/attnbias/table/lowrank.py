@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from attnbias.data.hub import is_local
 from attnbias.table.downloads import hub_assets, register_download
-from attnbias.table.registry import PerAttempt, Table, as_floats, grid_points
+from attnbias.table.registry import Table, as_floats, grid_points
 
 
 def _table1_files(data, csv, md):
@@ -228,6 +228,6 @@ def _balance(table: Table, lr: dict) -> None:
                 recall=table.data_files("lowrank", "fig2")[0] if recall else [],
                 lm=table.data_files("lowrank", "fig3_lm")[0] if lm else [],
             ),
-            mem_mb=PerAttempt(8000),
-            runtime=PerAttempt(30),
+            mem_mb=8000,
+            runtime=30,
         )

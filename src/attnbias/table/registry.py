@@ -25,7 +25,6 @@ from attnbias.table.entries import (  # noqa: F401 (the entry kinds, read from h
     Extension,
     Figure,
     Gather,
-    PerAttempt,
     Stage,
     Stages,
     Sweep,
@@ -144,7 +143,7 @@ class Table:
 
     def register_compute(
         self, paper, group, figures, func, settings=None, inputs=None, threads=1,
-        mem_mb=2000, runtime="30m", gpu=False,
+        mem_mb=2000, runtime=30, gpu=False,
     ):  # fmt: skip
         """A computation (:class:`Compute`); ``settings`` default ``config[paper][group]``;
         ``inputs``: named inputs (download markers, other tables) passed to ``func`` by name."""

@@ -47,7 +47,7 @@ class StagedGroup:
         (``instance_<data_of>``, ``svm_<data_of>``); where the data and SVM settings of both are
         equal they share one instance and one SVM solution, computed once.
     resources : dict
-        The ``compute`` job's resources where they differ from the default (``runtime="20m"``).
+        The ``compute`` job's resources where they differ from the default (``runtime=20``).
     """
 
     paper: str
@@ -97,7 +97,7 @@ STAGED_GROUPS: tuple[StagedGroup, ...] = (
         ("fig5", ["fig5"]),
         ("fig8", ["fig8"]),
         ("fig9", ["fig9a", "fig9b", "fig10"], {"family": "maxmargin.study",
-                                               "resources": {"runtime": "20m"}}),
+                                               "resources": {"runtime": 20}}),
     ),  # fmt: skip
     # fastrates (docs/papers/fastrates.md): Figs 8-10 draw the Fig 2 data; at Fig 2's data
     # settings (Figs 9, 10 in both presets) they read its instance and W_mm, solved once
