@@ -33,6 +33,7 @@ import pandas as pd
 
 from ..io import natural_key
 from .core import KINDS, resolve, seeds_needed, verdicts
+from .ids import current_ids
 
 SEED_COLUMNS = {
     "seed": "the seed shift of the run (--config seed=N; 0 = the default draws)",
@@ -222,7 +223,9 @@ def pooled(seed_outcomes, verdict, kind: str = "paper") -> tuple[str, str]:
 def with_verdicts(seeds: pd.DataFrame) -> pd.DataFrame:
     """The seed tables with each claim's verdict on its draw (``verdict``: passed / failed /
     inconclusive / void, :func:`attnbias.claims.core.verdicts` applied to each figure's claims at
-    each draw)."""
+    each draw), every claim under its present id (tables written before carry old ids:
+    :func:`attnbias.claims.ids.current_id`)."""
+    seeds = seeds.assign(claim=current_ids(seeds))
     verdict = pd.Series("", index=seeds.index, dtype=object)
     outcome = seeds["outcome"] if "outcome" in seeds else pd.Series("", index=seeds.index)
     for _, g in seeds.groupby(["seed", "paper", "figure"], sort=False):
