@@ -77,7 +77,7 @@ def test_checks_fail_when_methods_are_swapped(computed):
     claims = {
         c.id: c for c in fastrates_claims.fig10((swapped.assign(lr=1.0), dict(meta, lrs=[1.0])))
     }
-    assert not claims["ngd_beats_gd_eta1"].passed
+    assert not claims["ngd_beats_gd_eta_first"].passed
     tab_claims = {c.id: c for c in fastrates_claims.table1((swapped, meta))}
     assert not tab_claims["align_slope_ngd"].passed
 

@@ -122,8 +122,8 @@ def test_fig1_soft_threshold_and_rates(fig1):
     assert all(c.passed for c in claims), [c for c in claims if not c.passed]
     assert {c.id for c in claims} == {
         "imbalance_slope",
-        "gap_t1000",
-        "soft_threshold_t1000",
+        "gap_final",
+        "soft_threshold_final",
         "lam0_imbalance_constant",
         "lam0_gap_no_decay",
     }
@@ -135,7 +135,7 @@ def test_fig1_claims_can_fail(fig1):
     bad.loc[(bad.t == 1000) & (bad.lam == 0.2), "s1"] += 0.01
     bad.loc[(bad.t == 1000) & (bad.lam == 0.8), "gap"] = 1e-3
     res = _passed(lowrank_claims.fig1((bad, meta)))
-    assert res["soft_threshold_t1000"] is False and res["gap_t1000"] is False
+    assert res["soft_threshold_final"] is False and res["gap_final"] is False
     meta2 = dict(meta, lr=0.04)  # a wrong η changes the predicted rate by 25%
     assert _passed(lowrank_claims.fig1((df, meta2)))["imbalance_slope"] is False
 

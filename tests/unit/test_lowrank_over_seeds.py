@@ -180,9 +180,9 @@ def test_fig3_lm_and_figC_claims_over_seeds():
     assert d.value == pytest.approx(0.5) and d.outcome == "inconclusive"
     assert [r["passed"] for r in d.seeds.values()] == [True, True, False]
     cc = {x.id: x for x in lowrank_claims.figC((lm, LM_META))}
-    assert cc["layer1_kq_rank_1e2_drop"].value == pytest.approx(0.5)
-    assert cc["layer1_kq_rank_1e2_drop"].rule.startswith("sign test: 3 of 3 seeds agree and the "
-                                                         "seed mean")
+    drop = cc["layer_first_kq_rank_1e2_drop"]
+    assert drop.value == pytest.approx(0.5)
+    assert drop.rule.startswith("sign test: 3 of 3 seeds agree and the seed mean")
 
 
 def _band_collections(ax):

@@ -643,7 +643,7 @@ def test_fig3_and_figC_claims_on_constructed_tables():
     assert not cb["lm_kq_eff_rank_nonincreasing"].passed and not cb["lm_pv_rank_1e2_drop"].passed
     cc = {x.id: x for x in lowrank_claims.figC((lm, lm_meta))}
     assert set(cc) == {
-        f"layer1_{p}_{m}_{k}"
+        f"layer_first_{p}_{m}_{k}"
         for p in ("kq", "pv")
         for m in ("eff_rank", "rank_1e2")
         for k in ("nonincreasing", "drop")
@@ -652,7 +652,7 @@ def test_fig3_and_figC_claims_on_constructed_tables():
     paper = {
         x.id: x for x in lowrank_claims.fig3((lm, dict(lm_meta, preset="paper")), (vit, vit_meta))
     }
-    assert "lm_layer2_kq_median_nonincreasing" in paper
+    assert "lm_layer_first_kq_median_nonincreasing" in paper
 
 
 def test_balance_claims_on_constructed_tables():

@@ -35,6 +35,7 @@ from .fastrates_dl import (  # noqa: F401  (re-exported: the deep-learning figur
     log_loss_auc,
     train_loss_auc,
 )
+from .ids import position_names
 
 C = "log10_one_minus_corr"  # the alignment column, log10(1 − corr(W_t, W_mm))
 
@@ -285,12 +286,13 @@ def fig10(fig10) -> list[Claim]:
     """[proposal] Fig 10: NGD aligns faster than GD at every step size."""
     df, meta = fig10
     out = []
-    for lr in meta["lrs"]:
+    # named by the step size's position in the setting's list (claims.ids), its value in the text
+    for lr, pos in zip(meta["lrs"], position_names(len(meta["lrs"])), strict=True):
         diff = _last(df, "ngd", "log10_one_minus_corr", lr) - _last(
             df, "gd", "log10_one_minus_corr", lr,
         )
         out.append(compare(
-            f"ngd_beats_gd_eta{lr:g}",
+            f"ngd_beats_gd_eta_{pos}",
             f"η = {lr:g}: worst seed log10[(1 − corr)_NGD / (1 − corr)_GD] at the last iterate",
             diff.max(), "<", 0.0,
             kind="paper",

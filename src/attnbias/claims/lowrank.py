@@ -44,6 +44,7 @@ from ..analysis.lowrank import (
 )
 from ..io import arr
 from .core import Claim, compare, holds, judged_over_seeds, within
+from .ids import position_names
 from .lowrank_table1 import table1  # noqa: F401  (re-exported: the Table 1 claims)
 
 
@@ -70,8 +71,9 @@ def fig1(fig1) -> list[Claim]:
                       ratios, np.ones(len(ratios)), 0.10, kind="paper"))  # fmt: skip
     last = df[df.t == T].set_index("lam")
     big = [lam for lam in lams if lam >= 0.2]
-    out.append(compare(f"gap_t{T}",
-                       f"max over λ ≥ 0.2 of the gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖_* at t = {T}",
+    out.append(compare("gap_final",
+                       f"max over λ ≥ 0.2 of the gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖_* at t = {T} (the "
+                       "last step)",
                        float(np.max(np.abs(last.loc[big, "gap"]))), "<", 1e-6,
                        kind="paper"))  # fmt: skip
     n = len(d)
@@ -84,8 +86,9 @@ def fig1(fig1) -> list[Claim]:
         e = np.abs(s - p)[~ties]
         errs.append(float(np.max(e)) if e.size else 0.0)
         excluded += [f"d={x:g}@λ={lam:g}" for x in dd[ties]]
-    out.append(compare(f"soft_threshold_t{T}",
-                       f"max over (i, λ) of |s_i(ABᵀ) − max(d_i − λ/2, 0)| at t = {T}, excluding "
+    out.append(compare("soft_threshold_final",
+                       f"max over (i, λ) of |s_i(ABᵀ) − max(d_i − λ/2, 0)| at t = {T} (the last "
+                       "step), excluding "
                        "d_i = λ/2 "
                        f"({', '.join(excluded) or 'none'})", max(errs), "<=", 1e-3,
                        kind="paper"))  # fmt: skip
@@ -377,12 +380,13 @@ def _lm_claims(lm: pd.DataFrame, lm_meta: dict) -> list[Claim]:
     out = _rank_trend_claims(lm_rank_summary(lm), "lam_sa", "lm_",
                              f"LM, all {lm.layer.max()} layers × heads, seeds {seeds}", "λ_SA")
     if lm_meta.get("preset") == "paper":
-        for layer in lm_meta["layers_fig3"]:
+        layers = lm_meta["layers_fig3"]  # named by position in the setting (claims.ids)
+        for layer, pos in zip(layers, position_names(len(layers)), strict=True):
             d = lm[lm.layer == layer]
             med = d.groupby(["lam_sa", "product"]).rank_1e2.median().unstack("product")
             for product, pname in PRODUCTS:
                 v = med[product].to_numpy(float)
-                out.append(_falls(f"lm_layer{layer}_{product}_median_nonincreasing",
+                out.append(_falls(f"lm_layer_{pos}_{product}_median_nonincreasing",
                                   f"LM layer {layer}: per-head median rank@10⁻² of {pname} falls "
                                   f"with λ_SA (values {v.tolist()} at λ_SA = "
                                   f"{med.index.tolist()})", v))  # fmt: skip
@@ -420,9 +424,10 @@ def figC(fig3_lm) -> list[Claim]:
 
 def _figC_claims(lm: pd.DataFrame, lm_meta: dict) -> list[Claim]:
     """App. Fig. C on one seed's LM runs (or on every seed's: the seed-mean summaries)."""
-    out = []
-    for layer in lm_meta["layers_figC"]:
-        out += _rank_trend_claims(lm_rank_summary(lm, [layer]), "lam_sa", f"layer{layer}_",
+    out, layers = [], lm_meta["layers_figC"]
+    # each layer named by its position in the setting's list (claims.ids), its number in the text
+    for layer, pos in zip(layers, position_names(len(layers)), strict=True):
+        out += _rank_trend_claims(lm_rank_summary(lm, [layer]), "lam_sa", f"layer_{pos}_",
                                   f"LM layer {layer}, mean over heads", "λ_SA")
     return out
 

@@ -77,8 +77,8 @@ def fig1a(fig1) -> list[Claim]:
     )
     out.append(
         compare(
-            f"cos_gmm_t{T}",
-            f"every init converges to the GMM: cos(p_{T}, GMM)",
+            "cos_gmm_final",
+            f"every init converges to the GMM: cos(p_{T}, GMM) (the last step)",
             _cos_to(_at(d, T), m["gmm"]).min(),
             ">",
             0.999,
@@ -103,8 +103,8 @@ def fig1b(fig1) -> list[Claim]:
     cg, cl = _cos_to(last, m["gmm"]), _cos_to(last, m["lmm"])
     out.append(
         compare(
-            f"gmm_split_t{T}",
-            "inits y0 ≥ −0.5 reach the GMM: min cos",
+            "gmm_split_final",
+            f"inits y0 ≥ −0.5 reach the GMM: min cos(p_{T}, GMM) (the last step)",
             cg[to_gmm].min() if to_gmm.any() else np.nan,
             ">",
             0.999,
@@ -113,8 +113,8 @@ def fig1b(fig1) -> list[Claim]:
     )
     out.append(
         compare(
-            f"lmm_split_t{T}",
-            "inits y0 ≤ −1 reach the LMM (1, 0): min cos",
+            "lmm_split_final",
+            f"inits y0 ≤ −1 reach the LMM (1, 0): min cos(p_{T}, LMM) (the last step)",
             cl[~to_gmm].min() if (~to_gmm).any() else np.nan,
             ">",
             0.999,
@@ -171,8 +171,8 @@ def fig1c(fig1) -> list[Claim]:
     )
     out.append(
         compare(
-            f"cos_gmm_t{T}",
-            f"every init: cos(p_{T}, p^mm)",
+            "cos_gmm_final",
+            f"every init: cos(p_{T}, p^mm) (the last step)",
             _cos_to(_at(d, T), m["gmm"]).min(),
             ">",
             0.999,
@@ -220,8 +220,8 @@ def fig2(fig2) -> list[Claim]:
             kind="paper",
         ),
         compare(
-            f"final_cos_t{T}",
-            f"cos(p_{T}, LMM) for paths started inside",
+            "cos_lmm_final",
+            f"cos(p_{T}, LMM) for paths started inside (the last step)",
             _cos_to(_at(ins, T), meta["lmm"]).min(),
             ">",
             0.999,
@@ -270,8 +270,8 @@ def fig3a(fig3) -> list[Claim]:
             kind="paper",
         ),
         compare(
-            f"cos_p_t{T}",
-            f"float64: cos(p_{T}, p^mm)",
+            "cos_p_final",
+            f"float64: cos(p_{T}, p^mm) (the last step)",
             cosine(p(T), m["p_mm"]),
             ">",
             0.9999,
@@ -306,8 +306,8 @@ def fig3b(fig3) -> list[Claim]:
             kind="paper",
         ),
         compare(
-            f"cos_relax_t{T}",
-            f"float64: cos(p_{T}, p^relax)",
+            "cos_relax_final",
+            f"float64: cos(p_{T}, p^relax) (the last step)",
             cosine(p(T), m["p_relax"]),
             ">",
             0.9999,
