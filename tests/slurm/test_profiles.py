@@ -2,7 +2,8 @@
 the slurm plugin, every line is commented, every GPU job of the workflow gets cluster resources (a
 GPU partition from the SLURM profile; CPUs per GPU, memory, time and GPU memory from the figure
 table, never lowered by the profile), the default profile keeps GPU jobs one at a time, and
-benchmarks/resource_table.py tabulates the GPU rules."""
+benchmarks/resource_table.py, which imports the run instead of starting Snakemake, finds the jobs
+and resources a real dry run schedules (tests/unit/test_resource_table.py tests it further)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import importlib.util
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -21,6 +23,7 @@ _spec = importlib.util.spec_from_file_location(
     "resource_table", ROOT / "benchmarks" / "resource_table.py"
 )
 resource_table = importlib.util.module_from_spec(_spec)
+sys.modules["resource_table"] = resource_table
 _spec.loader.exec_module(resource_table)
 
 
@@ -86,15 +89,61 @@ def test_default_profile_shape():
 
 
 # --- the SLURM profile against the workflow's GPU rules (paper preset, dry runs) ---------------
+JOB_HEADER = re.compile(r"^(local)?rule (\w+):\s*$")
+FIELD = re.compile(r"^\s+(\w+): (.*)$")
+RESOURCE = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
+
+
+def dry_run(target: str, scale: str, profile: str, cwd) -> str:
+    """What `snakemake --dry-run --forceall <target>` prints (many cores: the rules' threads are
+    not scaled down to this machine)."""
+    res = snakemake_cmd("--dry-run", "--forceall", "--nolock", "--cores", "256",
+                        "--workflow-profile", profile, "--config", f"scale={scale}", "--", target,
+                        cwd=cwd, check=True)  # fmt: skip
+    return res.stdout
+
+
+def parse_dry_run(text: str) -> list[dict]:
+    """Every job a dry run prints: {rule, threads, resources, output, benchmark}."""
+    jobs, job = [], None
+    for line in text.splitlines():
+        m = JOB_HEADER.match(line)
+        if m:
+            job = dict(rule=m[2], local=False, threads=1, resources={}, output=[], benchmark=None)
+            jobs.append(job)
+            continue
+        f = FIELD.match(line) if job is not None else None
+        if not f:
+            if job is not None and (not line.strip() or line.startswith("[")):
+                job = None
+            continue
+        key, value = f[1], f[2].strip()
+        if key == "resources":
+            job["resources"] = {k: _number(v.strip()) for k, v in RESOURCE.findall(value)}
+        elif key == "threads":
+            job["threads"] = int(value)
+        elif key == "output":
+            job["output"] = [o.strip() for o in value.split(",")]
+        elif key == "benchmark":
+            job["benchmark"] = value
+    return jobs
+
+
+def _number(value: str):
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
 
 
 @pytest.fixture(scope="module")
 def paper_jobs():
     """Jobs of `all` at paper scale: with the rules' own resources, and with profiles/slurm."""
     wf = workflow_copy()
-    own = resource_table.parse_jobs(resource_table.dry_run("all", "paper", "none", cwd=wf))
-    slurm_profile = str(ROOT / "profiles" / "slurm")
-    slurm = resource_table.parse_jobs(resource_table.dry_run("all", "paper", slurm_profile, cwd=wf))
+    own = parse_dry_run(dry_run("all", "paper", "none", cwd=wf))
+    slurm = parse_dry_run(dry_run("all", "paper", str(ROOT / "profiles" / "slurm"), cwd=wf))
     return own, slurm
 
 
@@ -142,7 +191,9 @@ def test_slurm_profile_never_gives_less_than_the_rule_asks(paper_jobs):
 
 def test_resource_table_lists_the_gpu_rules(paper_jobs):
     _, slurm = paper_jobs
-    df = resource_table.table(slurm, "paper")
+    wf = workflow_copy()
+    jobs = resource_table.jobs_of("all", "paper", str(ROOT / "profiles" / "slurm"), cwd=wf)
+    df = resource_table.table(jobs, "paper", cwd=wf)
     gpu_rules = {j["rule"] for j in slurm if resource_table.gpus(j["resources"]) > 0}
     assert {r.strip("`") for r in df["rule"]} == gpu_rules
     # one row per training sweep of the one `train` rule
@@ -152,6 +203,73 @@ def test_resource_table_lists_the_gpu_rules(paper_jobs):
     assert (df["GPU memory"] != "—").all() and (df["time limit"] != "—").all()
     md = resource_table.to_markdown(df)
     assert md.startswith("| rule | sweep | jobs | GPUs / job |") and md.count("\n") == len(df) + 2
+
+
+# The resources a dry run prints twice over (mem, mem_mib beside mem_mb; disk, disk_mib).
+EXPANDED = {"mem", "mem_mib", "disk", "disk_mib"}
+
+
+def planned(jobs: list[dict]) -> dict:
+    """(rule, outputs) -> (threads, resources, benchmark) of every job."""
+    return {
+        (j["rule"], tuple(sorted(j["output"]))): (
+            j["threads"],
+            {k: v for k, v in j["resources"].items() if k not in EXPANDED},
+            j["benchmark"],
+        )
+        for j in jobs
+    }
+
+
+def assert_same_jobs(dry: list[dict], imported: list[dict]) -> None:
+    dry, imported = planned(dry), planned(imported)
+    assert sorted(set(dry) - set(imported)) == [], "jobs the table misses"
+    assert sorted(set(imported) - set(dry)) == [], "jobs Snakemake does not schedule"
+    differ = [(k, dry[k], imported[k]) for k in dry if dry[k] != imported[k]]
+    assert not differ, f"{len(differ)} jobs differ, e.g. (dry run, table): {differ[:3]}"
+
+
+def test_resource_table_jobs_are_the_dry_runs(paper_jobs):
+    """benchmarks/resource_table.py imports the run: its jobs of `all` (every rule) are the
+    dry run's, each with the same threads, resources (the profile applied) and benchmark file."""
+    own, slurm = paper_jobs
+    wf = workflow_copy()
+    assert_same_jobs(own, resource_table.jobs_of("all", "paper", "none", cwd=wf))
+    slurm_profile = str(ROOT / "profiles" / "slurm")
+    assert_same_jobs(slurm, resource_table.jobs_of("all", "paper", slurm_profile, cwd=wf))
+
+
+# A profile using what a site may write: human-friendly sizes and times, an expression of the
+# attempt, set-threads, a global pool capping a resource.
+CUSTOM_PROFILE = """\
+default-resources:
+  slurm_partition: cpu
+  mem: 3G
+  runtime: 2h
+set-resources:
+  train:
+    slurm_partition: gpu
+    gpu_model: h100
+    runtime: "attempt * 500"
+  compute:
+    mem_mb: 1234
+set-threads:
+  train: 6
+  instance: 3
+resources:
+  gpu: 1
+"""
+
+
+def test_resource_table_applies_a_profile_as_snakemake_does(tmp_path):
+    (tmp_path / "prof").mkdir()
+    (tmp_path / "prof" / "config.yaml").write_text(CUSTOM_PROFILE)
+    wf, prof = workflow_copy(), str(tmp_path / "prof")
+    dry = parse_dry_run(dry_run("maxmargin", "paper", prof, cwd=wf))
+    imported = resource_table.jobs_of("maxmargin", "paper", prof, cwd=wf)
+    assert_same_jobs(dry, imported)
+    train = next(j for j in imported if j["rule"] == "train")
+    assert train["threads"] == 6 and train["resources"]["gpu_model"] == "h100"
 
 
 # --- the default profile: two GPU jobs never share the GPU ------------------------------------
@@ -184,30 +302,3 @@ def test_default_profile_runs_one_gpu_job_at_a_time(tmp_path):
     assert b0 >= a1, f"the two gpu=1 jobs overlapped: {span}"
     c0, c1 = span["c1"]
     assert c0 < a1 and c1 > a0, f"the CPU job did not run beside a GPU job: {span}"
-
-
-def test_resource_table_reads_benchmarks_of_the_same_preset(tmp_path):
-    (tmp_path / "b").mkdir()
-    (tmp_path / "b" / "r.tsv").write_text("s\th:m:s\tmax_rss\n7200.5\t2:00:00\t3000.0\n")
-    (tmp_path / "d.json").write_text('{"provenance": {"preset": "paper"}}')
-    job = dict(
-        rule="r",
-        local=False,
-        threads=1,
-        resources={"gpu": 1, "runtime": 600, "mem_mb": 32000},
-        output=["d.csv", "d.json"],
-        benchmark="b/r.tsv",
-    )
-    assert resource_table.measured([job], "paper", tmp_path) == (7200.5, 3000.0, 1)
-    assert resource_table.measured([job], "quick", tmp_path) == (None, None, 0)
-    row = resource_table.table([job], "paper", cwd=tmp_path).iloc[0]
-    assert row["measured wall time (max)"] == "2.0 h" and row["measured peak RSS"] == "3 GB"
-    assert (
-        row["time limit"] == "10 h" and row["host memory"] == "32 GB" and row["GPU memory"] == "—"
-    )
-    # a `train` job's output is the folder of its runs' files: their preset counts
-    (tmp_path / "results/data/p/s/b").mkdir(parents=True)
-    (tmp_path / "results/data/p/s/b/run.json").write_text('{"provenance": {"preset": "paper"}}')
-    train = dict(job, rule="train", output=["results/data/p/s/b"])
-    assert resource_table.measured([train], "paper", tmp_path) == (7200.5, 3000.0, 1)
-    assert resource_table.sweep_of(train) == "p/s"

@@ -186,10 +186,13 @@ DOCUMENTED = {
     "pytest tests/unit": ByTest("tests/unit/test_environment.py", "def test_"),
     "pytest -n 0": ByTest("tests/workflow/test_hermetic.py", '"-n", "0"'),
     "python benchmarks/resource_table.py --update docs/cluster.md": ByTest(
-        "tests/slurm/test_profiles.py", "resource_table"
+        "tests/unit/test_resource_table.py", "def test_update_docs_cluster_md"
     ),
     "python benchmarks/resource_table.py --target gpu_figures --scale paper --profile "
-    "profiles/slurm": ByTest("tests/slurm/test_profiles.py", "resource_table"),
+    "profiles/slurm": ByTest(
+        "tests/unit/test_resource_table.py",
+        '"--target", "gpu_figures", "--scale", "paper", "--profile", "profiles/slurm"',
+    ),
     "python benchmarks/bench_maxmargin.py": Run("Figs 1-5, 8", ("--groups", "fig1")),
     "python benchmarks/bench_workflow.py": Run("usage", ("--help",)),
     'python -c "from attnbias.closure import code_closure as c; '
