@@ -36,18 +36,15 @@ from attnbias.gpu_check.standins import (
 @contextlib.contextmanager
 def recording_fit(records: list):
     """Replace ``attnbias.train.fit`` (which every experiment looks up when it runs) by a wrapper
-    that records, per call: epoch seconds, evaluation seconds, steps per epoch, batch, loss.  The
-    evaluations are the engine's per-row callback (``on_row``; ``on_epoch_end`` in engines that
-    name it so), timed."""
+    that records, per call: epoch seconds, evaluation seconds (the engine's per-row callback
+    ``on_row``, timed), steps per epoch, batch, loss."""
     import attnbias.train as engine
 
     real = engine.fit
-    params = inspect.signature(real).parameters
-    hook = "on_row" if "on_row" in params else "on_epoch_end"
 
     def fit(model, data, loss_fn, cfg, device, **kw):
         evals = []
-        callback = kw.get(hook)
+        callback = kw.get("on_row")
         if callback is not None:
 
             def timed(m, epoch):
@@ -57,7 +54,7 @@ def recording_fit(records: list):
                 evals.append(time.perf_counter() - t)
                 return row
 
-            kw[hook] = timed
+            kw["on_row"] = timed
         t0 = time.perf_counter()
         hist = real(model, data, loss_fn, cfg, device, **kw)
         sync(device)
