@@ -2,7 +2,7 @@
 
 The paper preset trains on GPUs that CI never has.  Here each GPU training sweep of the paper
 preset's figure table (``Table.sweeps`` with ``gpu``, built by import as the Snakefile builds it:
-:func:`attnbias.table.load_table`) gives the ``train`` job's own parameters for its first point: the
+:func:`attnbias.run.load_run`) gives the ``train`` job's own parameters for its first point: the
 function, the run's settings (the paper preset's block, ``workflow/presets/paper.yaml`` over
 ``config.yaml``, and the point) and the named inputs.  The job script itself,
 ``scripts/train.py``, then runs in this process with those parameters, the block's model, batch
@@ -27,7 +27,7 @@ import torch
 
 from attnbias.gpu_check import standins as fam
 from attnbias.io import load_data
-from attnbias.table import load_table
+from attnbias.run import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,7 +58,7 @@ SWEEPS = list(SHORT)
 def paper_jobs() -> dict:
     """``{<paper>/<sweep>: the train job's func, first run, inputs, accelerator}`` of the paper
     preset's GPU sweeps, from its figure table."""
-    table = load_table(ROOT, scale="paper")
+    table = load_run(ROOT, scale="paper").table
     return {
         f"{paper}/{name}": dict(
             func=s.func,
