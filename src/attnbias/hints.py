@@ -305,7 +305,7 @@ def folder_settings(target: str, results: str) -> str | None:
         return yaml.safe_dump(v, default_flow_style=True).strip()
 
     args = " ".join(
-        f"'{k}={flow(v)}'" if isinstance(v, dict) else f"{k}={v}" for k, v in config.items()
+        f"{k}='{flow(v)}'" if isinstance(v, dict) else f"{k}={v}" for k, v in config.items()
     )
     lines.append(f"Ask for it with them: snakemake --cores 2 {target} --config {args}"
                  " (or the --configfile that set them).")  # fmt: skip

@@ -110,3 +110,23 @@ def test_the_command_line_is_read_as_snakemake_reads_it():
     # the API called from Python (pytest's argv) or a command line that does not parse: nothing
     assert hints.command_line(["/venv/bin/pytest", "robustness"]) is None
     assert hints.command_line(["snakemake", "--no-such-option"]) is None
+
+
+def test_a_file_of_another_run_is_answered_with_the_settings_that_made_it(tmp_path, monkeypatch):
+    from attnbias.hints import folder_settings
+
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "results/custom/maxmargin.fig1.steps-500"
+    folder.mkdir(parents=True)
+    (folder / "overrides.yaml").write_text(
+        "overrides:\n  maxmargin.fig1.steps: {default: 1000, used: 500}\n"
+    )
+    target = "results/custom/maxmargin.fig1.steps-500/figures/maxmargin/fig1c.png"
+    msg = folder_settings(target, "results")
+    assert len(msg.splitlines()) == 3 and "maxmargin.fig1.steps = 500" in msg
+    assert f"snakemake --cores 2 {target} --config maxmargin='{{fig1: {{steps: 500}}}}'" in msg
+    assert folder_settings(target, "results/custom/maxmargin.fig1.steps-500") is None
+    assert folder_settings("results/figures/maxmargin/fig1c.png", "results") is None
+    seed = folder_settings("results/paper/seed-2/claims/x.json", "results")
+    assert "--config scale=paper seed=2" in seed
+    assert "is missing" in folder_settings("results/custom/other/x.png", "results")

@@ -1,7 +1,8 @@
 """The package's imports run one way (CONTRIBUTING, "Where things live"): ``claims`` and
 ``plotting`` read plot-ready data and never import ``experiments``, ``train``, ``models`` or each
-other; the lower layers never import ``experiments``, ``claims`` or ``plotting``; no package imports
-``table``, the figure table (the top layer, read by the workflow and the tests), nor
+other; the lower layers never import ``experiments``, ``claims`` or ``plotting``; only ``run`` (what
+a configuration makes: the top layer, read by the workflow, the tools and the tests) imports
+``table``, the figure table, and no package imports ``run``, nor
 ``gpu_check``, the GPU check (a tool on top of the package: it imports the experiments, the engine
 and the models).  And no import loop: no module of ``src/attnbias`` or of ``benchmarks/`` imports,
 directly or through others, a module that imports it (at module level or inside a function)."""
@@ -15,15 +16,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "src" / "attnbias"
 
-# package -> the attnbias packages it must not import (``table``, the figure table, is the top
-# layer: no package imports it)
+# package -> the attnbias packages it must not import (``run`` is the top layer, and only it
+# imports ``table``)
 FORBIDDEN = {
-    "claims": {"experiments", "train", "models", "plotting", "table"},
-    "plotting": {"experiments", "train", "models", "claims", "table"},
-    "experiments": {"table"},
-    "gpu_check": {"claims", "plotting", "table"},
+    "claims": {"experiments", "train", "models", "plotting", "table", "run"},
+    "plotting": {"experiments", "train", "models", "claims", "table", "run"},
+    "experiments": {"table", "run"},
+    "gpu_check": {"claims", "plotting", "table", "run"},
+    "table": {"run"},
     **{
-        low: {"experiments", "claims", "plotting", "table"}
+        low: {"experiments", "claims", "plotting", "table", "run"}
         for low in ("models", "optim", "svm", "data", "train", "metrics", "analysis")
     },
 }

@@ -104,3 +104,38 @@ def test_the_rule_files_are_rules():
     text = [p.read_text() for p in rules]
     assert sum(t.count("\n") for t in text) <= 900
     assert sum(t.count("lambda wildcards") for t in text) <= 10
+
+
+def test_what_a_run_changes_and_says_it_is():
+    custom = load_run(ROOT, config={"maxmargin": {"fig1": {"steps": 500}}})
+    assert custom.label() == "custom: maxmargin.fig1.steps 500, default 1000"
+    assert custom.run_note()["overrides"] == [
+        {"setting": "maxmargin.fig1.steps", "default": 1000, "used": 500}
+    ]
+    assert custom.touched == [("maxmargin", f) for f in ("fig1a", "fig1b", "fig1c")]
+    assert custom.shows()["label"] == custom.label()
+    shifted = load_run(ROOT, config={"seed": 2})
+    assert shifted.label() == "seed shift 2" and shifted.run_note() == {
+        "label": "seed shift 2", "seed": 2
+    }
+    # the figures a seed shift touches are those the robustness table reruns (decided apart)
+    redrawn = [tuple(k.split("/")) for k, r in shifted.robustness.figures.items() if r]
+    assert shifted.touched == redrawn
+    control = load_run(ROOT, config={"control": None})
+    assert control.run_note() == {} and control.changes() == [
+        {"setting": "control", "default": "none", "used": "null"}
+    ]
+    assert set(control.touched) == set(control.shown_figures())
+
+
+def test_the_reference_run_changes_nothing(run):
+    assert run.is_reference() and run.label() == "" and run.run_note() == {}
+    assert run.touched == [] and run.summary_figures() == run.shown_figures()
+    assert "label" not in run.shows()
+
+
+def test_compare_can_be_restricted_to_figures():
+    one = load_run(ROOT, config={"seed": 1, "compare": {"figures": ["lowrank/fig1"]}})
+    assert one.touched == [("lowrank", "fig1")]
+    with pytest.raises(RunError, match="compare.figures: unknown figure"):
+        load_run(ROOT, config={"compare": {"figures": ["lowrank/fig99"]}})

@@ -68,13 +68,13 @@ def comparison(reference, other, figures) -> pd.DataFrame:
 
 
 def _value(claim: dict) -> str:
-    """A claim's value as short JSON (floats to 4 significant digits), "" when absent."""
+    """A claim's value as short JSON (floats to 6 significant digits), "" when absent."""
     if "value" not in claim:
         return ""
 
     def short(v):
         if isinstance(v, float):
-            return float(f"{v:.4g}")
+            return float(f"{v:.6g}")
         return [short(x) for x in v] if isinstance(v, list) else v
 
     return json.dumps(short(claim["value"]), ensure_ascii=False)

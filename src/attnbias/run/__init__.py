@@ -26,6 +26,7 @@ the run while it parses the workflow.  Like the table, this is the top layer: no
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +138,12 @@ class Run(JobFunctions, Changes):
             Path(f"{self.robustness.folder}/summary.landing.rst"),
         ]
 
+    @functools.cached_property
+    def reference(self) -> Run:
+        """The preset's reference run (built on first use: only `compare` and the claims summary
+        of another run's folder need it)."""
+        return self if self.is_reference() else load_run(self.basedir, scale=self.scale)
+
     # --- targets ---------------------------------------------------------------------------------
     def shown_figures(self) -> list[tuple[str, str]]:
         """The figures the run builds: every figure, or under the negative control those it
@@ -200,7 +207,7 @@ def build_run(config: dict, basedir, *, closures: ClosureCache | None = None,
         raise RunError(f"{e}\n  (in the reference run's files)") from None
     if config["control"] is None:  # `--config control=null` arrives as YAML null
         config["control"] = "null"
-    given = {k: v for k, v in config.items() if k not in ("seed", "robustness")}
+    given = {k: v for k, v in config.items() if k not in ("seed", "robustness", "compare")}
     if config["seed"]:  # every random seed of every figure shifted by N
         for paper in PAPERS:
             config[paper] = shift_seeds(config[paper], config["seed"])
@@ -217,6 +224,9 @@ def build_run(config: dict, basedir, *, closures: ClosureCache | None = None,
                             closures=closures)  # fmt: skip
     except TableError as e:
         raise RunError(str(e)) from None
+    unknown = sorted(set(config["compare"]["figures"]) - {f"{p}/{f}" for p, f in table.figures})
+    if unknown:
+        raise RunError(f"compare.figures: unknown figure(s) {unknown}; allowed: '<paper>/<fig>'")
     try:
         robustness = robustness_of(config, table, results, basedir)
     except RobustnessError as e:

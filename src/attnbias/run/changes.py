@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 class Changes:
-    """A run's differences from its reference run (``self.reference``)."""
+    """A run's differences from its reference run (``self.reference``: attnbias.run.Run)."""
 
     def is_reference(self) -> bool:
         """Whether this is the preset's reference run (no override, seed shift or control)."""
@@ -57,14 +57,6 @@ class Changes:
             note["seed"] = self.seed
         return note
 
-    @functools.cached_property
-    def reference(self):
-        """The preset's reference run (built on first use: only `compare` and a folder's claims
-        summary need it)."""
-        from attnbias.run import load_run
-
-        return self if self.is_reference() else load_run(self.basedir, scale=self.scale)
-
     def lineage(self, paper: str, fig: str) -> str:
         """Everything a figure's data are computed from, as canonical JSON with this run's
         folders written as ``<results>``: each entry upstream of its plot-ready files (function,
@@ -102,11 +94,14 @@ class Changes:
     @functools.cached_property
     def touched(self) -> list[tuple[str, str]]:
         """The shown figures whose data this run computes otherwise than the reference run."""
-        ref = self.reference
+        if self.is_reference():
+            return []
+        ref, chosen = self.reference, self.config["compare"]["figures"]
         return [
             k
             for k in self.shown_figures()
-            if ref is self or k not in ref.table.figures or ref.lineage(*k) != self.lineage(*k)
+            if not chosen or f"{k[0]}/{k[1]}" in chosen
+            if k not in ref.table.figures or ref.lineage(*k) != self.lineage(*k)
         ]
 
     def summary_figures(self, requested=()) -> list[tuple[str, str]]:
