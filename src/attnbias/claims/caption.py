@@ -7,6 +7,7 @@ claims summary and the landing page do.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +26,36 @@ def _short(value) -> str:
     return str(value)
 
 
+# Superscripts that Unicode has (no superscript q, no Greek but a few): a TeX superscript made only
+# of these is written with them; any other is left as it is (and shows, so it gets noticed).
+_SUP = dict(zip(
+    "0123456789+-−=()abcdefghijklmnoprstuvwxyzTHK",
+    "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᵀᴴᴷ",
+    strict=True,
+))
+# ``^{…}``, or unbraced: a number, a lower-case word (``p^mm``) or one capital (``A^T``)
+_TEX_SUP = re.compile(r"\^(?:\{([^{}]+)\}|([-−+]?[0-9]+|[a-z]+|[A-Z]))")
+_TEX_SUB = re.compile(r"_\{([^{}]+)\}")
+# TeX in a report's text: a superscript ``^``, a braced subscript ``_{…}``, a command ``\frac``,
+# a ``$``, or the nuclear norm's ``‖…‖_*``
+TEX = re.compile(r"\^|_\{|\\[A-Za-z]|\$|‖_\*")
+
+
+def _superscript(m: re.Match) -> str:
+    text = m.group(1) or m.group(2)
+    return "".join(_SUP[c] for c in text) if all(c in _SUP for c in text) else m.group(0)
+
+
+def unicode_math(text: str) -> str:
+    """TeX-like notation in a claim's words as the report can show it (it renders no math):
+    superscripts in Unicode (``p^mm`` → pᵐᵐ, ``A^T`` → Aᵀ), braced subscripts unbraced
+    (``C_{μ,R}`` → C_(μ,R), ``γ_{i}`` → γ_i) and the nuclear norm ``‖X‖_*`` → ‖X‖⁎.
+    Plain subscripts (``W_K``) stay: Unicode has no subscript capitals."""
+    text = _TEX_SUP.sub(_superscript, text.replace("‖_*", "‖⁎"))
+    return _TEX_SUB.sub(lambda m: "_" + (m.group(1) if len(m.group(1)) == 1 or m.group(1).isalnum()
+                                         else f"({m.group(1)})"), text)
+
+
 def _rst_escape(text: str) -> str:
     """Escape reStructuredText markup characters in free text."""
     for ch in ("\\", "*", "|", "`"):
@@ -32,12 +63,16 @@ def _rst_escape(text: str) -> str:
     return text
 
 
+def _text(text: str) -> str:
+    """A claim's words in a caption: its math in Unicode (:func:`unicode_math`), rST-escaped."""
+    return _rst_escape(unicode_math(text))
+
+
 _CAPTION_KINDS = (
     ("paper", "Paper claims", "the reproduction evidence"),
     ("sanity", "Sanity checks", "the run is valid; not evidence for the paper"),
     ("identity", "Identities", "true by construction; shown for reference, never counted"),
 )
-
 
 
 def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=None) -> None:
@@ -89,7 +124,7 @@ inconclusive paper claim gets one sentence after the tally."""
     # one generated sentence per paper claim that does not hold on a valid run
     why = [
         f"``{c['id']}`` {'is inconclusive' if verdict[c['id']] == 'inconclusive' else 'fails'}: "
-        + _rst_escape(reason(c, verdict[c["id"]]).removeprefix("inconclusive: ")) + "."
+        + _text(reason(c, verdict[c["id"]]).removeprefix("inconclusive: ")) + "."
         for c in groups["paper"]
         if verdict[c["id"]] in ("failed", "inconclusive")
     ]
@@ -104,9 +139,9 @@ inconclusive paper claim gets one sentence after the tally."""
             mark = {"passed": "PASS", "failed": "**FAIL**", "inconclusive": "*INCONCLUSIVE*",
                     "void": "*VOID*"}[v]  # fmt: skip
             text += (
-                f"- {mark} ``{c['id']}``: {_rst_escape(c['statement'])} — measured "
+                f"- {mark} ``{c['id']}``: {_text(c['statement'])} — measured "
                 f"``{_short(c['value'])}``, threshold ``{c['threshold']}``; "
-                f"{_rst_escape(reason(c, v, failed))}\n"
+                f"{_text(reason(c, v, failed))}\n"
             )
         text += "\n"
     Path(out_path).write_text(text.rstrip() + "\n")
