@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import lock_provenance, natural_key
+from .caption import unicode_math
 from .core import KINDS, NOT_MEASURABLE, VERDICTS, failed_sanity, reason, verdicts
 
 COLUMNS = [
@@ -272,19 +273,48 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
     return len(failed)
 
 
-_CSS = """body{font-family:system-ui,sans-serif;font-size:13px;margin:16px;color:#111}
-table{border-collapse:collapse;margin:8px 0 18px}th,td{border:1px solid #ccc;padding:3px 6px;
-vertical-align:top;text-align:left}th{background:#eee;position:sticky;top:0}
+# The page is shown in the report's main panel, half the window beside the caption (800 px of a
+# 1,600 px screen): every table takes the panel's width with fixed columns and wraps its cells
+# (long ids, value lists and thresholds break anywhere), so nothing scrolls sideways.
+_CSS = """body{font-family:system-ui,sans-serif;font-size:13px;margin:12px;color:#111}
+table{border-collapse:collapse;margin:8px 0 18px;table-layout:fixed;width:100%}
+th,td{border:1px solid #ccc;padding:3px 5px;vertical-align:top;text-align:left;
+overflow-wrap:anywhere}th{background:#eee;position:sticky;top:0}
 td.passed{background:#e3f4e3}td.failed{background:#f9d6d5;font-weight:bold}
 td.inconclusive{background:#fdf0c8}td.void{background:#e4e4e4;
 color:#555;font-style:italic}tr.sanity td:first-child,tr.identity td:first-child{color:#555}
-code{font-size:12px}.n{text-align:right}"""
+span.kind{display:block;color:#555;font-size:11px}span.thr{color:#555}code{font-size:12px}"""
+# The page's tables, (heading, share of the width in %) per column.  Of every claim: the figure's
+# paper and id in one cell, the claim's kind under its id, the measured value then its threshold
+# (bracketed).
+PER_FIGURE_COLUMNS = [
+    ("paper", 12), ("figure", 9), ("paper claims passed", 12), ("failed", 9),
+    ("inconclusive", 15), ("void", 8), ("sanity checks passed", 12),
+    ("void by (failed sanity checks)", 23),
+]  # fmt: skip
+EVERY_CLAIM_COLUMNS = [
+    ("figure", 11), ("claim", 18), ("verdict", 12), ("statement", 27),
+    ("measured (threshold)", 16), ("reason", 16),
+]  # fmt: skip
 
 
 def _td(text, cls="") -> str:
     return f"<td class='{cls}'>{html.escape(str(text))}</td>" if cls else (
         f"<td>{html.escape(str(text))}</td>"
     )
+
+
+def _table_head(columns) -> str:
+    """A table's start: its column widths (fixed: the cells wrap, the table keeps the page's
+    width) and its header row."""
+    cols = "".join(f"<col style='width:{w}%'>" for _, w in columns)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c, _ in columns)
+    return f"<table><colgroup>{cols}</colgroup><tr>{head}</tr>"
+
+
+def _breakable(claim_id: str) -> str:
+    """A claim id in HTML that a narrow cell breaks after its underscores, not inside a word."""
+    return html.escape(claim_id).replace("_", "_<wbr>")
 
 
 def _plain(markdown: str) -> str:
@@ -294,7 +324,9 @@ def _plain(markdown: str) -> str:
 
 def summary_html(df: pd.DataFrame, shows=None) -> str:
     """The summary as one self-contained HTML page (the report shows it inline): headline, what
-    the verdicts mean, one row per figure, then every claim with its verdict."""
+    the verdicts mean, one row per figure, then every claim with its verdict (six columns,
+    :data:`EVERY_CLAIM_COLUMNS`; math in Unicode, :func:`attnbias.claims.caption.unicode_math`).
+    Its tables fit the width of the report's panel: fixed columns, cells wrapped."""
     e = html.escape
     out = [
         "<!doctype html><html><head><meta charset='utf-8'><title>Claims summary</title>",
@@ -308,12 +340,8 @@ def summary_html(df: pd.DataFrame, shows=None) -> str:
     out.append(f"<p><b>{e(headline(df))}</b></p><ul>")
     out += [f"<li><b>{e(KIND_LABEL[k].lower())}</b>: {e(KIND_MEANING[k])}</li>" for k in KINDS]
     out += [f"<li><b>inconclusive</b>: {e(INCONCLUSIVE_MEANING)}</li>",
-            f"<li><b>void</b>: {e(VOID_MEANING)}</li></ul>", "<h3>Per figure</h3><table>"]
-    out.append(
-        "<tr><th>paper</th><th>figure</th><th>paper claims passed</th><th>failed</th>"
-        "<th>inconclusive</th><th>void</th><th>sanity checks passed</th>"
-        "<th>void by (failed sanity checks)</th></tr>"
-    )
+            f"<li><b>void</b>: {e(VOID_MEANING)}</li></ul>", "<h3>Per figure</h3>"]
+    out.append(_table_head(PER_FIGURE_COLUMNS))
     for _, r in counts(df, ["paper", "figure"]).iterrows():
         out.append(
             "<tr>" + _td(r.paper) + _td(r.figure)
@@ -325,13 +353,15 @@ def summary_html(df: pd.DataFrame, shows=None) -> str:
             + _td(f"{r.sanity_passed}/{r.sanity_total}", "failed" if r.sanity_failed else "")
             + _td(r.void_by) + "</tr>"
         )  # fmt: skip
-    out.append("</table><h3>Every claim</h3><table><tr>")
-    cols = ["paper", "figure", "kind", "claim", "verdict", "statement", "value", "threshold",
-            "reason"]  # fmt: skip
-    out.append("".join(f"<th>{c.replace('_', ' ')}</th>" for c in cols) + "</tr>")
+    out.append("</table><h3>Every claim</h3>" + _table_head(EVERY_CLAIM_COLUMNS))
     for _, r in df.iterrows():
-        cells = "".join(
-            _td(MARK[r.verdict], r.verdict) if c == "verdict" else _td(r[c]) for c in cols
+        cells = (
+            _td(f"{r.paper} {r.figure}")
+            + f"<td><code>{_breakable(r.claim)}</code> <span class='kind'>{e(r.kind)}</span></td>"
+            + _td(MARK[r.verdict], r.verdict)
+            + _td(unicode_math(r.statement))
+            + f"<td>{e(str(r.value))} <span class='thr'>({e(str(r.threshold))})</span></td>"
+            + _td(unicode_math(r.reason))
         )
         out.append(f"<tr class='{r.kind}'>{cells}</tr>")
     out.append("</table></body></html>")
