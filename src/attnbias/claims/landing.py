@@ -16,11 +16,13 @@ last.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
 from ..io import natural_key
+from .core import is_not_measurable, verdicts
 from .robustness import figure_summary
 from .robustness import headline as robust_headline
 from .summary import INCONCLUSIVE_MEANING, VOID_MEANING, counts, headline, read_summary
@@ -52,12 +54,27 @@ _STYLE = """\
 """
 
 
-def report_menu(fig: str, figures) -> str:
+def report_menu(fig: str, figures, claims: dict | None = None) -> str:
     """A figure's entry in the report's menu of its paper: its place among ``figures`` (the
     paper's figure ids) in reading order, then its id — "03 fig1c", "19 fig10" — as the report
-    sorts its menus as text, where fig10 would come before fig1a."""
+    sorts its menus as text, where fig10 would come before fig1a; with its claim document
+    ``claims`` (once checked), how its paper claims fared: "03 fig1c · 2/2 passed",
+    "01 fig1 · 1/6 passed, 4 failed, 1 inconclusive", "04 fig3 · not measurable"."""
     order = sorted(figures, key=natural_key)
-    return f"{order.index(fig) + 1:02d} {fig}"
+    label = f"{order.index(fig) + 1:02d} {fig}"
+    if claims is None:
+        return label
+    if is_not_measurable(claims):
+        return f"{label} · not measurable"
+    paper = [v for c, v in zip(claims["claims"], verdicts(claims["claims"]), strict=True)
+             if c["kind"] == "paper"]  # fmt: skip
+    if not paper:
+        return f"{label} · no paper claim"
+    n = Counter(paper)
+    text = ", ".join([f"{n['passed']}/{len(paper)} passed"]
+                     + [f"{n[v]} {v}" for v in ("failed", "inconclusive", "void") if n[v]])
+    control = claims.get("control", "none") != "none"
+    return f"{label} · {text}" + (" (negative control)" if control else "")
 
 
 def _link(text: str, path: str, content: str = "img") -> str:

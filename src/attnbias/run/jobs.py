@@ -150,11 +150,20 @@ class JobFunctions:
         return PAPER_TITLES[self.key(wildcards)[0]]
 
     def report_menu(self, wildcards) -> str:
-        """The figure's place in the report's menu of its paper ("03 fig1c")."""
+        """The figure's place in the report's menu of its paper and how its paper claims fared
+        ("03 fig1c · 2/2 passed").  Snakemake calls it only when it writes the report, after the
+        run; a claim file that is absent or unreadable leaves the plain label ("03 fig1c")."""
+        import json
+
         from attnbias.claims.landing import report_menu
 
         paper, fig = self.key(wildcards)
-        return report_menu(fig, [f for p, f in self.table.figures if p == paper])
+        figures = [f for p, f in self.table.figures if p == paper]
+        try:
+            claims = json.loads(Path(f"{self.results}/claims/{wildcards.entry}.json").read_text())
+            return report_menu(fig, figures, claims)
+        except (OSError, ValueError, KeyError, TypeError):
+            return report_menu(fig, figures)
 
     def report_labels(self, wildcards) -> dict:
         return dict(zip(("paper", "figure"), self.key(wildcards), strict=True))
