@@ -77,6 +77,10 @@ def test_a_changed_setting_beside_the_reference(wf):
 
 
 def test_a_summary_of_the_custom_folder_covers_what_is_built_there(wf):
+    # the same run named by a config file: its comparison is current, nothing to do
+    (wf / "my.yaml").write_text("maxmargin: {fig1: {steps: 500}}\n")
+    res = snakemake_cmd("--cores", "2", "compare", "--configfile", "my.yaml", cwd=wf, check=True)
+    assert "Nothing to be done" in res.stdout + res.stderr
     res = snakemake_cmd("--cores", "2", "checks", "--config", STEPS, cwd=wf, check=True)
     assert "rule compute" not in res.stderr + res.stdout  # nothing recomputed for it
     summary = pd.read_csv(wf / CUSTOM / "claims/summary.csv", keep_default_na=False)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import BIN, ROOT, copy_workflow, snakemake_cmd, workflow_copy
+from conftest import BIN, ROOT, copy_workflow, registered_figures, snakemake_cmd, workflow_copy
 
 DOCS = ("README.md", "CONTRIBUTING.md", *sorted(
     str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")
@@ -134,6 +134,16 @@ DOCUMENTED = {
     ),
     "snakemake --cores 2 all --config claims_strict=true": Dry("fresh", **_ALL),
     "snakemake -n": Dry("fresh", figures=_set("*"), trains=True),
+    # --- compare (docs/running.md "Comparing a run with the reference")
+    "snakemake --cores 2 compare --config maxmargin='{fig1: {steps: 500}}'": ByTest(
+        "tests/workflow/test_compare.py", '"compare", "--config", STEPS'
+    ),
+    "snakemake --cores 2 compare --configfile my.yaml": ByTest(
+        "tests/workflow/test_compare.py", '"compare", "--configfile", "my.yaml"'
+    ),
+    "snakemake --cores 2 compare --config seed=2 compare='{figures: [lowrank/fig1]}'": ByTest(
+        "tests/workflow/test_compare.py", '"compare", "--config", "seed=1", compare'
+    ),
     "python -m attnbias.config_rules my.yaml": ByTest("tests/unit/test_config_rules.py", "main(["),
     "python -m attnbias.config_rules --config maxmargin.fig1.steps=500": ByTest(
         "tests/workflow/test_first_mistakes.py", "maxmargin.fig1.steps=500"
@@ -319,13 +329,8 @@ def test_documented_command_schedules_what_the_text_says(command, built):
 
 
 def _registered_figures(papers) -> set[tuple[str, str]]:
-    res = snakemake_cmd("--list-target-rules", "--nolock", check=True)
-    figs = set()
-    for rule in res.stdout.split():
-        m = re.fullmatch(r"(maxmargin|fastrates|nucnorm|lowrank)_((?:fig|p)[A-Za-z0-9]+)", rule)
-        if m and (not papers or m[1] in papers):
-            figs.add((m[1], m[2]))
-    return figs
+    """The figures of the run's table (conftest.registered_figures), of ``papers`` (empty: all)."""
+    return {(p, f) for p, f in registered_figures() if not papers or p in papers}
 
 
 # --- commands run as written -------------------------------------------------------------------
