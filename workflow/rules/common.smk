@@ -111,6 +111,20 @@ def unknown_target_input(wildcards):
     raise WorkflowError(hints.unknown_target(wildcards.target, names))
 
 
+def finish_targets():
+    """Called at the end of the Snakefile, once all rules exist; it labels the named targets for
+    `snakemake --list-target-rules` (attnbias.hints.target_labels), and, in a dry run with cluster
+    resources, says which jobs would be submitted (Snakemake's dry run prints every job as a
+    plain rule)."""
+    for name, text in hints.target_labels(RUN).items():
+        if name in workflow._rules:
+            workflow.get_rule(name).docstring = text
+    if CLUSTER and DRY_RUN and MAIN_PROCESS:
+        local = getattr(workflow, "_localrules", set())
+        submitted = [r.name for r in workflow.rules if not (r.norun or r.name in local)]
+        print(hints.cluster_dry_run_note(submitted), file=sys.stderr)
+
+
 # --- interrupted runs ------------------------------------------------------------------------------
 # A job's outputs are deleted when it starts and when it is killed, and Snakemake treats a missing
 # intermediate file like a temp() file: with the figures and claims made from it in place, nothing

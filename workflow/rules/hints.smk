@@ -1,5 +1,5 @@
-# What the user reads beside the rules: an unknown target answered with the targets meant, the
-# labels of `snakemake --list-target-rules`, the cluster notes of a dry run, and the end of a run.
+# What the user reads beside the rules: an unknown target answered with the targets meant, and
+# the end of a run (the target labels and cluster notes: finish_targets, common.smk).
 
 
 # An unknown target that looks like one (a bare word: `snakemake maxmargin_fig1`, `fig1c`) is no
@@ -18,20 +18,6 @@ rule unknown_target:
     localrule: True
     run:
         pass
-
-
-def finish_targets():
-    """Called at the end of the Snakefile, once every rule exists: label the named targets for
-    `snakemake --list-target-rules` (attnbias.hints.target_labels), and, in a dry run with cluster
-    resources, say which jobs would be submitted (Snakemake's dry run prints every job as a
-    plain rule)."""
-    for name, text in hints.target_labels(RUN).items():
-        if name in workflow._rules:
-            workflow.get_rule(name).docstring = text
-    if CLUSTER and DRY_RUN and MAIN_PROCESS:
-        local = getattr(workflow, "_localrules", set())
-        submitted = [r.name for r in workflow.rules if not (r.norun or r.name in local)]
-        print(hints.cluster_dry_run_note(submitted), file=sys.stderr)
 
 
 # Let Snakemake exit as soon as its run is over (hints.cancel_rescheduling_timers); not in cluster
