@@ -105,6 +105,13 @@ if MAIN_PROCESS:
         sys.exit(1)
 
 
+def summary_inputs(wildcards):
+    """The claim files the claims summary reads: every figure's; in a custom, seed or control
+    folder those the change touches and those built there (Run.summary_figures; evaluated only
+    when the summary is planned, as it builds the reference run)."""
+    return [TABLE.claim_file(p, f) for p, f in RUN.summary_figures(REQUESTED)]
+
+
 def unknown_target_input(wildcards):
     """The input of `unknown_target` (hints.smk): an error naming the targets meant."""
     names = [r.name for r in workflow.rules if not r.has_wildcards()]

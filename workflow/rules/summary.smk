@@ -21,9 +21,7 @@ rule table_files:
 
 rule claims_summary:
     input:
-        # every figure; in a custom, seed or control folder those the change touches and those
-        # built there (Run.summary_figures)
-        [TABLE.claim_file(p, f) for (p, f) in RUN.summary_figures(REQUESTED)],
+        summary_inputs,
     output:
         md=f"{RESULTS}/claims/summary.md",
         csv=f"{RESULTS}/claims/summary.csv",

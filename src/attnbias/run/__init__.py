@@ -142,7 +142,10 @@ class Run(JobFunctions, Changes):
     def reference(self) -> Run:
         """The preset's reference run (built on first use: only `compare` and the claims summary
         of another run's folder need it)."""
-        return self if self.is_reference() else load_run(self.basedir, scale=self.scale)
+        if self.is_reference():
+            return self
+        layered = load_config(self.basedir, scale=self.scale, validate=False)
+        return build_run(layered, self.basedir, closures=self.table.closures)  # closures shared
 
     # --- targets ---------------------------------------------------------------------------------
     def shown_figures(self) -> list[tuple[str, str]]:
