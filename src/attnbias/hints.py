@@ -288,15 +288,15 @@ def folder_settings(target: str, results: str) -> str | None:
         record = Path(folder.split("/custom/")[0], "custom", m["custom"], "overrides.yaml")
         if not record.is_file():
             return "\n".join(lines + [f"{record} is missing: its settings are not recorded."])
-        for key, e in (yaml.safe_load(record.read_text()) or {}).get("overrides", {}).items():
+        overrides = (yaml.safe_load(record.read_text()) or {}).get("overrides", {})
+        for key, e in overrides.items():
             section, *rest = key.split(".")
             node = config.setdefault(section, {})
             for part in rest[:-1]:
                 node = node.setdefault(part, {})
             node[rest[-1]] = e["used"]
-        lines.append(f"Its settings (from {record}): the reference run's, with "
-                     + "; ".join(f"{k} = {e['used']}" for k, e in yaml.safe_load(
-                         record.read_text())["overrides"].items()) + ".")  # fmt: skip
+        used = "; ".join(f"{k} = {e['used']}" for k, e in overrides.items())
+        lines.append(f"Its settings (from {record}): the reference run's, with {used}.")
     if m["control"]:
         config["control"] = m["control"]
     if m["seed"]:

@@ -65,15 +65,16 @@ class Changes:
         t = self.table
         found, todo, seen = [], list(t.figures[(paper, fig)].data), set()
         sweeps = {(p, g): s for (p, _), s in t.sweeps.items() for g in s.gathers}
+        gathers, precomputed = t.gathers(), t.precomputed_groups()
         while todo:
             key = _group(todo.pop())
             if key is None or key in seen:
                 continue
             seen.add(key)
-            entry = t.computes.get(key) or t.gathers().get(key)
+            entry = t.computes.get(key) or gathers.get(key)
             if key in t.stages:
                 found.append(("stages", key, _plain(t.stages[key])))
-            if key in t.precomputed_groups():
+            if key in precomputed:
                 found.append(("precomputed", key))
             if entry is not None:
                 found.append((type(entry).__name__, key, _plain(entry)))
