@@ -121,13 +121,13 @@ def test_summary_counts_by_kind_and_verdict_and_orders_paper_claims_first(claim_
     text = md.read_text()
     assert text.index("Paper claims: 2/4 passed") < text.index("Sanity checks: 1/2")
     assert "| alpha | fig1 | quick | none | 1/2 passed, 1 failed, 0 inconclusive, 0 " \
-        "void | 1/1 passed, 0 failed " \
+        "void | 0/0 passed, 0 failed | 1/1 passed, 0 failed " \
            "|  | 1 |" in text  # fmt: skip
     assert "| alpha | fig2 | quick | none | 0/1 passed, 0 failed, 0 inconclusive, 1 " \
-        "void | 0/1 passed, 1 failed " \
+        "void | 0/0 passed, 0 failed | 0/1 passed, 1 failed " \
            "| s2 | 0 |" in text  # fmt: skip
-    assert "| beta | 1/1 passed, 0 failed, 0 inconclusive, 0 void | 0/0 passed, 0 failed | 2 |" \
-        in text  # fmt: skip
+    assert "| beta | 1/1 passed, 0 failed, 0 inconclusive, 0 void | 0/0 passed, 0 failed | " \
+        "0/0 passed, 0 failed | 2 |" in text  # fmt: skip
     assert text.index("## Failed paper claims") < text.index("## Failed sanity checks")
     assert "- **alpha fig2**, sanity check `s2` failed: `p3`" in text
     assert ("| alpha | fig2 | paper | p3 | statement of p3 | 1 | true | VOID | void: its figure's "
@@ -135,7 +135,7 @@ def test_summary_counts_by_kind_and_verdict_and_orders_paper_claims_first(claim_
     assert "7 claims" not in text and "9 claims" not in text  # kinds are never pooled
     out = pd.read_csv(csv, keep_default_na=False)
     assert list(out.columns[:6]) == ["paper", "figure", "preset", "control", "kind", "claim"]
-    assert len(out) == 9 and set(out.kind) == set(KINDS)
+    assert len(out) == 9 and set(out.kind) == {"paper", "sanity", "identity"} < set(KINDS)
     assert set(out.verdict) == {"passed", "failed", "void"}
     html = page.read_text()
     assert "<td class='void'>VOID</td>" in html and html.count("<tr class=") == 9

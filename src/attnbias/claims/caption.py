@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from .core import failed_sanity, is_not_measurable, reason, verdicts
+from .core import failed_regime, failed_sanity, is_not_measurable, reason, verdicts, void_causes
 
 
 def _short(value) -> str:
@@ -70,6 +70,10 @@ def _text(text: str) -> str:
 
 _CAPTION_KINDS = (
     ("paper", "Paper claims", "the reproduction evidence"),
+    ("control", "Positive controls", "the paper claim's test on the paper's reference; not "
+     "evidence, but a claim cannot fail where its control fails too"),
+    ("regime", "Regime checks", "the experiment reached the regime the paper's mechanism needs; "
+     "fixed in advance, not evidence"),
     ("sanity", "Sanity checks", "the run is valid; not evidence for the paper"),
     ("identity", "Identities", "true by construction; shown for reference, never counted"),
 )
@@ -104,22 +108,27 @@ inconclusive paper claim gets one sentence after the tally."""
     if unknown:
         raise ValueError(f"claims of unknown kind: {unknown}")
     verdict = dict(zip((c["id"] for c in claims), verdicts(claims), strict=True))
+    cause = dict(zip((c["id"] for c in claims), void_causes(claims), strict=True))
     failed = failed_sanity(claims)
-    void_by = ("checks " if len(failed) > 1 else "check ") + ", ".join(f"``{x}``" for x in failed)
-    n = {k: Counter(verdict[c["id"]] for c in groups[k]) for k in ("paper", "sanity")}
+    regime = failed_regime(claims)
+    bad = failed or regime
+    void_by = ("sanity " if failed else "regime ") + ("checks " if len(bad) > 1 else "check ") + (
+        ", ".join(f"``{x}``" for x in bad))  # fmt: skip
+    n = {k: Counter(verdict[c["id"]] for c in groups[k]) for k, _, _ in _CAPTION_KINDS}
     paper = (
         f"{n['paper']['passed']}/{len(groups['paper'])} passed, {n['paper']['failed']} failed, "
         f"{n['paper']['inconclusive']} inconclusive, {n['paper']['void']} void"
-        + (f" (sanity {void_by} failed)" if failed else "")
+        + (f" ({void_by} failed)" if bad else "")
     )
     if is_not_measurable(claims_doc):
-        paper = f"void: not measurable at these settings (sanity {void_by} failed)"
-    tally = [
-        f"**Paper claims:** {paper}.",
-        f"**Sanity checks:** {n['sanity']['passed']}/{len(groups['sanity'])} passed, "
-        f"{n['sanity']['failed']} failed.",
-        f"**Identities (not evidence):** {len(groups['identity'])}.",
-    ]
+        paper = f"void: not measurable at these settings ({void_by} failed)"
+    tally = [f"**Paper claims:** {paper}."]
+    for kind, label in (("regime", "Regime checks"), ("sanity", "Sanity checks"),
+                        ("control", "Positive controls")):  # fmt: skip
+        if groups[kind] or kind == "sanity":
+            tally.append(f"**{label}:** {n[kind]['passed']}/{len(groups[kind])} passed, "
+                         f"{n[kind]['failed']} failed.")  # fmt: skip
+    tally.append(f"**Identities (not evidence):** {len(groups['identity'])}.")
     text += f"**Preset:** {preset}.  " + "  ".join(tally) + "\n\n"
     # one generated sentence per paper claim that does not hold on a valid run
     why = [
@@ -141,7 +150,7 @@ inconclusive paper claim gets one sentence after the tally."""
             text += (
                 f"- {mark} ``{c['id']}``: {_text(c['statement'])} — measured "
                 f"``{_short(c['value'])}``, threshold ``{c['threshold']}``; "
-                f"{_text(reason(c, v, failed))}\n"
+                f"{_text(reason(c, v, cause[c['id']] or failed))}\n"
             )
         text += "\n"
     Path(out_path).write_text(text.rstrip() + "\n")

@@ -11,6 +11,16 @@ Every claim has a **kind** (:data:`KINDS`), chosen at the call site (no default)
 - ``paper``: a statement the paper makes (or the project's reading of one,
   ``docs/papers/<key>.md``), measured on this run; it could fail if the paper were wrong in this
   setting.  Only these are evidence, and only on a valid run (see *verdicts* below).
+- ``control``: a **positive control**, the paper claim's own test applied to the reference the
+  paper names as showing the effect (fastrates: "resembling Adam": the test of SNGD against SGD
+  applied to AdamW against SGD).  Judged over seeds like a paper claim, never evidence; a paper
+  claim that does not pass while its control does not pass either is ``void`` ("not testable at
+  this budget": the test cannot detect the effect even where the paper says it is).
+- ``regime``: the experiment reached the regime in which the paper's mechanism acts (the
+  baseline has learned, weight decay has acted, the late phase starts after the fit, a rank read
+  at the end has settled), a check fixed in advance from the mechanism
+  (``docs/papers/<key>.md``).  Judged on every seed like a sanity check; a failed one voids the
+  figure's paper claims: the verdict would measure the stand-in's budget, not the paper.
 - ``sanity``: the run is valid (it trained, converged, the solver's reference is feasible and
   accurate, the construction meets the theorem's hypothesis, a control can detect the effect).
   It can fail when the run is broken, but passing it says nothing about the paper.
@@ -23,8 +33,10 @@ seeds, its ``outcome`` (passed / failed / inconclusive, :func:`over_seeds`).  Wh
 is its verdict (:func:`verdicts`, the one place it is derived; the summary, the report captions,
 the strict gate and the robustness table all use it): ``passed``, ``failed`` or ``inconclusive``
 as measured, except that the paper claims of a figure whose run failed a sanity check
-(``measurable`` included: a figure not measurable at its settings) are ``void``, neither evidence
-for the paper nor against it, and name the failed checks (:func:`failed_sanity`).  Every claim
+(``measurable`` included: a figure not measurable at its settings) or a regime check are ``void``,
+neither evidence for the paper nor against it, and name the failed checks (:func:`failed_sanity`,
+:func:`failed_regime`); so is a paper claim that does not pass while its positive control
+(``positive_control``) does not pass either (:func:`void_causes`).  Every claim
 carries a ``reason`` generated from its values (:func:`reason`), written beside its verdict.
 
 Check functions for each paper live in ``attnbias.claims.<paper>`` and are shared by the
@@ -52,7 +64,11 @@ _OPS = {
 }
 
 
-KINDS = ("paper", "sanity", "identity")
+KINDS = ("paper", "control", "regime", "sanity", "identity")
+# the kinds judged over seeds by the sign test (the others must hold on every seed)
+SIGN_TESTED = ("paper", "control")
+# the kinds whose failure voids a figure's paper claims
+VALIDITY = ("sanity", "regime")
 VERDICTS = ("passed", "failed", "inconclusive", "void")
 # The largest chance that a claim judged over seeds holds when its effect is nil: each seed is then
 # equally likely to land on either side of the threshold (docs/outputs.md#claims-over-seeds).
@@ -75,6 +91,10 @@ class Claim:
     # ``outcome == "passed"``), and the reason in words, generated from the values
     outcome: str | None = None
     reason: str | None = None
+    # a paper claim's positive control: the id of the ``control`` claim that applies its test to
+    # the paper's reference (a paper claim that does not pass is void while its control does not
+    # pass either)
+    positive_control: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -83,7 +103,7 @@ class Claim:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["passed"] = bool(self.passed)
-        for k in ("seeds", "rule", "outcome", "reason"):
+        for k in ("seeds", "rule", "outcome", "reason", "positive_control"):
             if d[k] is None:
                 del d[k]
         return jsonable(d)
@@ -163,11 +183,14 @@ def reason(claim: dict, verdict: str | None = None, void_by=()) -> str:
         A claim record (:meth:`Claim.to_dict`).
     verdict : str, optional
         Its verdict (:func:`verdicts`); default its measured outcome.
-    void_by : sequence of str
-        The failed sanity checks of its figure, for a void claim.
+    void_by : str or sequence of str
+        For a void claim: why (:func:`void_causes`, a sentence), or the failed sanity checks of its
+        figure.
     """
     verdict = verdict or claim.get("outcome") or ("passed" if claim["passed"] else "failed")
     if verdict == "void":
+        if isinstance(void_by, str) and void_by:
+            return void_by
         checks = ", ".join(void_by) or "a sanity check"
         return f"void: its figure's run failed the sanity check {checks}, so it is not evidence"
     if claim.get("reason"):
@@ -186,7 +209,7 @@ def _seed_reason(kind: str, outcome: str, record: dict, need: int, mean: Claim |
     """The reason of a claim judged over seeds (:func:`over_seeds`)."""
     n, k = len(record), sum(r["passed"] for r in record.values())
     values = seeds_text(record)
-    if kind != "paper":
+    if kind not in SIGN_TESTED:
         return (f"holds on every seed ({n}): {values}" if outcome == "passed" else
                 f"fails on {n - k} of {n} seeds (a valid run needs every seed): {values}")
     on_mean = "" if mean is None else (
@@ -211,15 +234,17 @@ def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
     """One figure's claims judged over its seeds, by the rule fixed before any run was measured
     (docs/outputs.md#claims-over-seeds):
 
-    - a **sanity** check or identity holds only if it holds on every seed (each seed's run must be
-      valid); its value is that of the first seed on which it failed, else of the first seed;
+    - a **sanity** or **regime** check or an identity holds only if it holds on every seed (each
+      seed's run must be valid and in the regime); its value is that of the first seed on which
+      it failed, else of the first seed;
     - a **paper** claim is resolved by a sign test over the seeds (:func:`resolve`): it is
       ``passed`` when at least :func:`seeds_needed` of them hold (3 of 3) and the claim measured
       on the seed-mean data (``mean``) holds too, ``failed`` when as many fail and the seed-mean
       data fail too, and ``inconclusive`` otherwise: the seeds disagree, or the seed mean
       contradicts them.  With no effect at all it holds with probability at most
       :data:`FALSE_PASS`.  Its value is the seed mean's; without ``mean`` (``None``) the seeds
-      alone decide and the value is the median of the seeds' values.
+      alone decide and the value is the median of the seeds' values.  A positive control
+      (kind ``control``) is judged by the same rule.
 
     Every claim gets its ``reason`` (each seed's value and outcome, mean and min–max, and the
     outcome in words).
@@ -230,7 +255,8 @@ def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
         Each seed's claims, measured on that seed's runs alone; every seed has the same claim ids
         in the same order.
     mean : list of Claim or None
-        The paper claims measured on the seed-mean data (sanity checks there are ignored).
+        The paper claims and positive controls measured on the seed-mean data (the checks there
+        are ignored).
 
     Returns
     -------
@@ -253,17 +279,18 @@ def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
         record = {str(s): {"value": c.value, "passed": bool(c.passed)} for s, c in each.items()}
         held = sum(c.passed for c in each.values())
         base = first[i]
-        if base.kind != "paper":
+        if base.kind not in SIGN_TESTED:
             failing = [c for c in each.values() if not c.passed]
             pick = failing[0] if failing else base
             outcome = "passed" if held == n else "failed"
             out.append(Claim(cid, base.kind, pick.statement, pick.value, pick.threshold,
                              held == n, record, f"on every seed ({n})", outcome,
-                             _seed_reason(base.kind, outcome, record, n, None)))  # fmt: skip
+                             _seed_reason(base.kind, outcome, record, n, None),
+                             base.positive_control))  # fmt: skip
             continue
         m = on_mean.get(cid)
         if m is None and mean is not None:
-            raise ValueError(f"paper claim {cid!r} was not measured on the seed-mean data")
+            raise ValueError(f"{base.kind} claim {cid!r} was not measured on the seed-mean data")
         outcome = resolve(c.passed for c in each.values())
         if m is not None:
             value = m.value
@@ -278,20 +305,24 @@ def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
                     f"(false-pass rate ≤ {false_pass_rate(n):.3g})")  # fmt: skip
         # the statement of the seed mean (a seed's may name that seed's numbers)
         statement = m.statement if m is not None else base.statement
-        out.append(Claim(cid, "paper", statement, value, base.threshold, outcome == "passed",
+        out.append(Claim(cid, base.kind, statement, value, base.threshold, outcome == "passed",
                          record, rule, outcome,
-                         _seed_reason("paper", outcome, record, need, m)))  # fmt: skip
+                         _seed_reason("paper", outcome, record, need, m),
+                         base.positive_control))  # fmt: skip
     return out
 
 
 def compare(
-    cid: str, statement: str, value: float, op: str, threshold: float, *, kind: str
+    cid: str, statement: str, value: float, op: str, threshold: float, *, kind: str,
+    positive_control: str | None = None,
 ) -> Claim:
     """A scalar claim ``value <op> threshold``; threshold is recorded as e.g. "> 0.999".  A value
-    that is not finite (NaN: nothing to measure) fails."""
+    that is not finite (NaN: nothing to measure) fails.  ``positive_control``: the id of its
+    positive control (a paper claim's, :data:`KINDS`)."""
     value = float(value)
     passed = bool(math.isfinite(value) and _OPS[op](value, threshold))
-    return Claim(cid, kind, statement, value, f"{op} {threshold:g}", passed)
+    return Claim(cid, kind, statement, value, f"{op} {threshold:g}", passed,
+                 positive_control=positive_control)
 
 
 def within(cid: str, statement: str, value, target, tol: float, *, kind: str) -> Claim:
@@ -312,10 +343,12 @@ def within(cid: str, statement: str, value, target, tol: float, *, kind: str) ->
 
 
 def holds(
-    cid: str, statement: str, value, passed: bool, threshold: str = "true", *, kind: str
+    cid: str, statement: str, value, passed: bool, threshold: str = "true", *, kind: str,
+    positive_control: str | None = None,
 ) -> Claim:
     """A structural claim whose verdict is computed by the caller."""
-    return Claim(cid, kind, statement, value, threshold, bool(passed))
+    return Claim(cid, kind, statement, value, threshold, bool(passed),
+                 positive_control=positive_control)
 
 
 def judged_over_seeds(
@@ -333,7 +366,7 @@ def judged_over_seeds(
         return claims(df, seed_meta(meta, seeds[0]) if seeds else meta)
     per = {s: claims(df[df["seed"] == s], seed_meta(meta, s)) for s in seeds}
     mean_df, mean_meta = mean_data(df, meta) if mean_data else (df, meta)
-    return over_seeds(per, [c for c in claims(mean_df, mean_meta) if c.kind == "paper"])
+    return over_seeds(per, [c for c in claims(mean_df, mean_meta) if c.kind in SIGN_TESTED])
 
 
 # What a claim function raises when its data are too small for a statistic it computes (a window
@@ -372,21 +405,80 @@ def failed_sanity(claims) -> list[str]:
     return [c["id"] for c in claims if c["kind"] == "sanity" and not c["passed"]]
 
 
+def failed_regime(claims) -> list[str]:
+    """The ids of the failed regime checks among one figure's claims: the experiment did not reach
+    the regime the paper's mechanism needs, so its paper claims are void."""
+    return [c["id"] for c in claims if c["kind"] == "regime" and not c["passed"]]
+
+
+def _outcome(c) -> str:
+    return c.get("outcome") or ("passed" if c["passed"] else "failed")
+
+
+def _checks(kind: str, ids) -> str:
+    return f"the {kind} check{'s' if len(ids) > 1 else ''} {', '.join(ids)}"
+
+
+def void_causes(claims) -> list[str | None]:
+    """Why each of one figure's claims is void, in words (``None`` for a claim that is not).
+
+    In order of precedence: a **paper** claim or positive control of a figure whose run failed a
+    sanity check (the run is not valid) or a regime check (the experiment has not reached the
+    regime the paper's mechanism needs); then a paper claim that does not pass while its positive
+    control (``positive_control``: the same test applied to the paper's reference) does not pass
+    either: the test cannot show the effect at this budget, so it can fail no claim.  A paper
+    claim that passes stands whatever its control.  Checks and identities are never void."""
+    claims = list(claims)
+    sanity, regime = failed_sanity(claims), failed_regime(claims)
+    by_id = {c["id"]: c for c in claims}
+    out: list[str | None] = []
+    for c in claims:
+        if c["kind"] not in SIGN_TESTED:
+            out.append(None)
+        elif sanity:
+            out.append(f"void: its figure's run failed {_checks('sanity', sanity)}, so it is not "
+                       "evidence")  # fmt: skip
+        elif regime:
+            out.append(f"void: its figure's run has not reached the regime the paper's mechanism "
+                       f"needs ({_checks('regime', regime)} failed), so it measures the budget, "
+                       "not the paper")  # fmt: skip
+        elif (c["kind"] == "paper" and c.get("positive_control") and _outcome(c) != "passed"
+              and _outcome(ctrl := by_id[c["positive_control"]]) != "passed"):  # fmt: skip
+            measured = (f" ({_num(ctrl['value'])} against {ctrl['threshold']})"
+                        if "value" in ctrl else "")  # fmt: skip
+            out.append(f"void: not testable at this budget: the same test applied to the paper's "
+                       f"reference, the positive control {ctrl['id']}, is {_outcome(ctrl)} too"
+                       f"{measured}, so it cannot fail the paper")  # fmt: skip
+        else:
+            out.append(None)
+    return out
+
+
+def void_checks(claims) -> list[str]:
+    """The ids of the checks (sanity, regime, positive control) that void each of one figure's
+    claims, comma-joined per claim ("" where none), in the precedence of :func:`void_causes`."""
+    claims = list(claims)
+    sanity, regime = failed_sanity(claims), failed_regime(claims)
+    out = []
+    for c, cause in zip(claims, void_causes(claims), strict=True):
+        out.append("" if cause is None else ", ".join(sanity or regime or [c["positive_control"]]))
+    return out
+
+
 def verdicts(claims) -> list[str]:
     """The verdict of each of one figure's claims (records with ``kind``, ``id``, ``passed`` and,
-    over seeds, ``outcome``), in order: one of :data:`VERDICTS`.
+    over seeds, ``outcome`` and ``positive_control``), in order: one of :data:`VERDICTS`.
 
-    A paper claim is ``void`` when a sanity check of the same figure failed (its run is not valid,
-    so the claim is neither a pass nor a fail; :func:`failed_sanity` names the checks), else its
-    outcome: ``passed`` / ``failed`` as measured, or ``inconclusive`` when it was judged over seeds
-    that did not resolve it (:func:`over_seeds`).  Sanity checks and identities keep their measured
-    outcome.
+    A paper claim or positive control is ``void`` when a sanity or regime check of the same figure
+    failed, and a paper claim also when it does not pass and neither does its positive control
+    (:func:`void_causes` says why); else its outcome: ``passed`` / ``failed`` as measured, or
+    ``inconclusive`` when it was judged over seeds that did not resolve it (:func:`over_seeds`).
+    Checks and identities keep their measured outcome.
     """
     claims = list(claims)
-    void = bool(failed_sanity(claims))
     out = []
-    for c in claims:
-        if void and c["kind"] == "paper":
+    for c, cause in zip(claims, void_causes(claims), strict=True):
+        if cause is not None:
             out.append("void")
         elif c.get("outcome") == "inconclusive":
             out.append("inconclusive")
@@ -406,9 +498,13 @@ def write_claims(
     (:meth:`attnbias.run.Run.run_note`: ``label``, ``overrides`` — each ``{setting, default,
     used}`` —, ``seed``), recorded beside the claims; none for the reference run."""
     records = [c.to_dict() for c in claims]
-    void_by = failed_sanity(records)
-    for r, v in zip(records, verdicts(records), strict=True):
-        r["verdict"], r["reason"] = v, reason(r, v, void_by)
+    ids = [r["id"] for r in records]
+    for r in records:
+        if r.get("positive_control") and r["positive_control"] not in ids:
+            raise ValueError(f"claim {r['id']!r}: its positive control {r['positive_control']!r} "
+                             "is not a claim of the figure")  # fmt: skip
+    for r, v, cause in zip(records, verdicts(records), void_causes(records), strict=True):
+        r["verdict"], r["reason"] = v, reason(r, v, cause or ())
     doc = {
         "paper": paper,
         "figure": figure,

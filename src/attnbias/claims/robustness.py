@@ -32,14 +32,16 @@ import numpy as np
 import pandas as pd
 
 from ..io import natural_key
-from .core import KINDS, resolve, seeds_needed, verdicts
+from .core import KINDS, SIGN_TESTED, resolve, seeds_needed, verdicts
 from .ids import current_ids
 
 SEED_COLUMNS = {
     "seed": "the seed shift of the run (--config seed=N; 0 = the default draws)",
     "paper": "paper key",
     "figure": "figure id",
-    "kind": "paper (the evidence), sanity (the run is valid) or identity (true by construction)",
+    "kind": "paper (the evidence), control (a positive control: a paper claim's test on the "
+    "paper's reference), regime (the experiment reached the regime of the paper's mechanism), "
+    "sanity (the run is valid) or identity (true by construction)",
     "claim": "claim id (unique within its figure)",
     "statement": "what the claim says",
     "threshold": "the threshold as recorded by the claim",
@@ -55,6 +57,9 @@ SEED_COLUMNS = {
     "scalar comparison",
     "redrawn": "whether the seed shift redraws this figure's data (False: deterministic or "
     "precomputed; measured once)",
+    "positive_control": "a paper claim's positive control (the id of its control claim; empty "
+    "for none): the claim is void on a draw where it does not pass and its control does not "
+    "either",
 }
 
 SUMMARY_COLUMNS = [
@@ -181,6 +186,7 @@ def seed_table(claim_files, seed: int, redrawn: dict) -> pd.DataFrame:
                     ),
                     "margin": margin(value, c["threshold"]),
                     "redrawn": bool(redrawn[key]),
+                    "positive_control": c.get("positive_control") or "",
                 }
             )
     return pd.DataFrame(rows, columns=list(SEED_COLUMNS))
@@ -215,7 +221,7 @@ def pooled(seed_outcomes, verdict, kind: str = "paper") -> tuple[str, str]:
     if not outcomes:
         return "void", ""
     n, k = len(outcomes), sum(outcomes)
-    if kind != "paper":
+    if kind not in SIGN_TESTED:
         return ("passed" if k == n else "failed"), f"{k}/{n} hold, {n} needed"
     return resolve(outcomes), f"{k}/{n} hold, {seeds_needed(n)} needed"
 
@@ -228,11 +234,14 @@ def with_verdicts(seeds: pd.DataFrame) -> pd.DataFrame:
     seeds = seeds.assign(claim=current_ids(seeds))
     verdict = pd.Series("", index=seeds.index, dtype=object)
     outcome = seeds["outcome"] if "outcome" in seeds else pd.Series("", index=seeds.index)
+    control = (seeds["positive_control"].fillna("") if "positive_control" in seeds
+               else pd.Series("", index=seeds.index))  # fmt: skip
     for _, g in seeds.groupby(["seed", "paper", "figure"], sort=False):
         records = [
-            {"kind": k, "id": c, "passed": bool(p), "outcome": o or None}
-            for k, c, p, o in zip(g["kind"], g["claim"], g["passed"], outcome[g.index],
-                                  strict=True)  # fmt: skip
+            {"kind": k, "id": c, "passed": bool(p), "outcome": o or None,
+             "positive_control": pc or None}
+            for k, c, p, o, pc in zip(g["kind"], g["claim"], g["passed"], outcome[g.index],
+                                      control[g.index], strict=True)  # fmt: skip
         ]
         verdict[g.index] = verdicts(records)
     return seeds.assign(verdict=verdict)

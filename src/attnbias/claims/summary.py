@@ -20,24 +20,32 @@ import pandas as pd
 
 from ..io import lock_provenance, natural_key
 from .caption import unicode_math
-from .core import KINDS, NOT_MEASURABLE, VERDICTS, failed_sanity, reason, verdicts
+from .core import KINDS, NOT_MEASURABLE, VERDICTS, reason, verdicts, void_causes, void_checks
 
 COLUMNS = [
     "paper", "figure", "preset", "control", "kind", "claim", "statement", "value", "threshold",
     "verdict", "reason", "void_by",
 ]  # fmt: skip
-KIND_LABEL = {"paper": "Paper claims", "sanity": "Sanity checks", "identity": "Identities"}
+KIND_LABEL = {"paper": "Paper claims", "control": "Positive controls", "regime": "Regime checks",
+              "sanity": "Sanity checks", "identity": "Identities"}  # fmt: skip
 KIND_MEANING = {
     "paper": "a statement the paper makes, measured on this run: the reproduction evidence "
-    "(only where it passed on a valid run)",
+    "(only where it passed on a valid run in the regime)",
+    "control": "a paper claim's test applied to the reference the paper names as showing the "
+    "effect (e.g. AdamW for 'resembling Adam'); a paper claim that does not pass while its control "
+    "does not either is void (not testable at this budget); never evidence",
+    "regime": "the experiment reached the regime in which the paper's mechanism acts (fixed in "
+    "advance from the mechanism); a failed one voids its figure's paper claims",
     "sanity": "the run is valid (trained, converged, solver feasible and accurate, hypotheses "
     "met); not evidence for the paper",
     "identity": "true by construction for any input (kept only to document a plotted bound); "
     "never counted",
 }
 VOID_MEANING = (
-    "a paper claim of a figure whose run failed a sanity check (named with it): the run is not "
-    "valid, so the claim is neither a pass nor a fail"
+    "a paper claim of a figure whose run failed a sanity check (the run is not valid) or a regime "
+    "check (the experiment has not reached the regime the paper's mechanism needs), or whose "
+    "positive control fails its test too (not testable at this budget); the check is named with "
+    "it, and the claim is neither a pass nor a fail"
 )
 INCONCLUSIVE_MEANING = (
     "a paper claim whose seeds disagree more than chance allows (or whose "
@@ -59,7 +67,7 @@ def _fmt(v) -> str:
 def summary_table(claim_files) -> pd.DataFrame:
     """One row per claim (columns :data:`COLUMNS`), with its verdict (passed / failed /
     inconclusive / void), the reason for it in words and, for a void one, the failed sanity checks
-    that void it (``void_by``).  Papers in the order of
+    (sanity, regime or positive control) that void it (``void_by``).  Papers in the order of
     ``claim_files``, figures in reading order, and within a figure paper claims first, then sanity
     checks, then identities."""
     rows, papers = [], {}
@@ -69,9 +77,9 @@ def summary_table(claim_files) -> pd.DataFrame:
             if c.get("kind") not in KINDS:
                 raise ValueError(f"{f}: claim {c.get('id')!r} has no valid kind ({KINDS})")
         papers.setdefault(doc["paper"], len(papers))
-        failed = failed_sanity(doc["claims"])
-        void_by = ", ".join(failed)
-        for c, verdict in zip(doc["claims"], verdicts(doc["claims"]), strict=True):
+        causes, checks = void_causes(doc["claims"]), void_checks(doc["claims"])
+        for c, verdict, cause, by in zip(doc["claims"], verdicts(doc["claims"]), causes, checks,
+                                         strict=True):  # fmt: skip
             rows.append(
                 {
                     "paper": doc["paper"],
@@ -84,8 +92,8 @@ def summary_table(claim_files) -> pd.DataFrame:
                     "value": _fmt(c["value"]),
                     "threshold": c["threshold"],
                     "verdict": verdict,
-                    "reason": reason(c, verdict, failed),
-                    "void_by": void_by if verdict == "void" else "",
+                    "reason": reason(c, verdict, cause or ()),
+                    "void_by": by if verdict == "void" else "",
                 }
             )
     rank = {k: i for i, k in enumerate(KINDS)}
@@ -93,10 +101,19 @@ def summary_table(claim_files) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+# the kinds counted, each by its verdicts (identities are listed, never counted)
+COUNTED = (
+    ("paper", ("passed", "failed", "inconclusive", "void")),
+    ("control", ("passed", "failed", "inconclusive", "void")),
+    ("regime", ("passed", "failed")),
+    ("sanity", ("passed", "failed")),
+)
+
+
 def counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Per group (in the table's order): paper claims passed / failed / inconclusive / void /
-    total, sanity
-    checks passed / failed / total, the number of identities, the failed sanity checks that void
+    """Per group (in the table's order): paper claims and positive controls passed / failed /
+    inconclusive / void / total, regime and sanity checks passed / failed / total (:data:`COUNTED`),
+    the number of identities, the failed sanity checks that void
     paper claims (``void_by``), and the figures not measurable at their settings (a failed sanity
     check ``measurable``: their claims were never computed, so every paper claim of theirs is void
     and none is counted)."""
@@ -104,8 +121,7 @@ def counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     for key, g in df.groupby(by, sort=False) if by else [((), df)]:
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key, strict=True))
-        for kind, verdict_names in (("paper", ("passed", "failed", "inconclusive", "void")),
-                                    ("sanity", ("passed", "failed"))):  # fmt: skip
+        for kind, verdict_names in COUNTED:
             k = g[g.kind == kind]
             for v in verdict_names:
                 row[f"{kind}_{v}"] = int((k.verdict == v).sum())
@@ -117,9 +133,8 @@ def counts(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         row["not_measurable"] = ", ".join(dict.fromkeys(f"{p} {f}" for p, f in
                                                         zip(nm.paper, nm.figure, strict=True)))
         out.append(row)
-    cols = [*by, "paper_passed", "paper_failed", "paper_inconclusive", "paper_void",
-            "paper_total", "sanity_passed",
-            "sanity_failed", "sanity_total", "identities", "void_by", "not_measurable"]  # fmt: skip
+    cols = [*by, *(f"{k}_{v}" for k, names in COUNTED for v in (*names, "total")),
+            "identities", "void_by", "not_measurable"]  # fmt: skip
     return pd.DataFrame(out, columns=cols)
 
 
@@ -135,18 +150,31 @@ def _paper_cell(row) -> str:
     return text
 
 
-def _sanity_cell(row) -> str:
-    return f"{row['sanity_passed']}/{row['sanity_total']} passed, {row['sanity_failed']} failed"
+def _sanity_cell(row, kind: str = "sanity") -> str:
+    return f"{row[kind + '_passed']}/{row[kind + '_total']} passed, {row[kind + '_failed']} failed"
+
+
+def _control_cell(row) -> str:
+    """Positive controls: "1/2 passed, 1 failed" (with the inconclusive and void, where any)."""
+    return f"{row['control_passed']}/{row['control_total']} passed, " + ", ".join(
+        f"{row['control_' + v]} {v}" for v in ("failed", "inconclusive", "void")
+        if v == "failed" or row["control_" + v]
+    )  # fmt: skip
 
 
 def headline(df: pd.DataFrame) -> str:
-    """E.g. "Paper claims: 120/131 passed, 3 failed, 2 inconclusive, 6 void.  Sanity checks:
-    40/42 passed, 2 failed.  Identities (not evidence): 5." — the evidence first, never pooled
-    with the rest; a figure not measurable at its settings is named."""
+    """E.g. "Paper claims: 120/131 passed, 3 failed, 2 inconclusive, 6 void.  Regime checks:
+    20/21 passed, 1 failed.  Sanity checks: 40/42 passed, 2 failed.  Positive controls: 2/4
+    passed, 2 failed.  Identities (not evidence): 5." — the evidence first, never pooled with the
+    rest (regime checks and positive controls are named only where the table has any); a figure
+    not measurable at its settings is named."""
     c = counts(df, []).iloc[0]
     return (
-        f"{KIND_LABEL['paper']}: {_paper_cell(c)}.  {KIND_LABEL['sanity']}: {_sanity_cell(c)}.  "
-        f"Identities (not evidence): {int(c['identities'])}."
+        f"{KIND_LABEL['paper']}: {_paper_cell(c)}.  "
+        + (f"{KIND_LABEL['regime']}: {_sanity_cell(c, 'regime')}.  " if c["regime_total"] else "")
+        + f"{KIND_LABEL['sanity']}: {_sanity_cell(c)}.  "
+        + (f"{KIND_LABEL['control']}: {_control_cell(c)}.  " if c["control_total"] else "")
+        + f"Identities (not evidence): {int(c['identities'])}."
     )
 
 
@@ -207,25 +235,27 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
         "",
         "## Per paper",
         "",
-        _md_row(["paper", "paper claims", "sanity checks", "identities (not counted)"]),
-        "|---|---|---|---|",
+        _md_row(["paper", "paper claims", "regime checks", "sanity checks",
+                 "identities (not counted)"]),  # fmt: skip
+        "|---|---|---|---|---|",
     ]
     for _, r in counts(df, ["paper"]).iterrows():
-        lines.append(_md_row([r.paper, _paper_cell(r), _sanity_cell(r), r.identities]))
+        lines.append(_md_row([r.paper, _paper_cell(r), _sanity_cell(r, "regime"), _sanity_cell(r),
+                              r.identities]))  # fmt: skip
     lines += [
         "",
         "## Per figure",
         "",
-        _md_row(["paper", "figure", "preset", "control", "paper claims", "sanity checks",
-                 "void by (failed sanity checks)", "identities (not counted)"]),  # fmt: skip
-        "|---|---|---|---|---|---|---|---|",
+        _md_row(["paper", "figure", "preset", "control", "paper claims", "regime checks",
+                 "sanity checks", "void by (failed checks)", "identities (not counted)"]),
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     first = df.groupby(["paper", "figure"])[["preset", "control"]].first()
     for _, r in counts(df, ["paper", "figure"]).iterrows():
         f = first.loc[(r.paper, r.figure)]
         lines.append(
-            _md_row([r.paper, r.figure, f.preset, f.control, _paper_cell(r), _sanity_cell(r),
-                     r.void_by, r.identities])  # fmt: skip
+            _md_row([r.paper, r.figure, f.preset, f.control, _paper_cell(r),
+                     _sanity_cell(r, "regime"), _sanity_cell(r), r.void_by, r.identities])
         )
     lines.append("")
     for kind in KINDS:
@@ -248,16 +278,20 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
     void = df[df.verdict == "void"]
     nm = counts(df, []).iloc[0]["not_measurable"]
     if len(void) or nm:
-        lines += ["## Void paper claims (their figure failed a sanity check)", ""]
+        lines += ["## Void paper claims (their figure failed a sanity or regime check, or their "
+                  "positive control fails too)", ""]
         if nm:
             lines.append(
                 f"- **{nm}**: not measurable at its settings (sanity check `{NOT_MEASURABLE}`): "
                 "no paper claim was computed, every one is void"
             )
-        for (paper, figure), g in void.groupby(["paper", "figure"], sort=False):
-            checks = g.void_by.iloc[0].split(", ")
+        kind = {(r.paper, r.figure, r.claim): r.kind for r in df.itertuples()}
+        for (paper, figure, by), g in void.groupby(["paper", "figure", "void_by"], sort=False):
+            checks = by.split(", ")
+            what = kind.get((paper, figure, checks[0]), "sanity")
+            what = {"control": "positive control"}.get(what, what + " check")
             lines.append(
-                f"- **{paper} {figure}**, sanity check{'s' if len(checks) > 1 else ''} "
+                f"- **{paper} {figure}**, {what}{'s' if len(checks) > 1 else ''} "
                 + ", ".join(f"`{c}`" for c in checks) + " failed: "
                 + ", ".join(f"`{c}` (measured {m}, threshold {t})"
                             for c, m, t in zip(g.claim, g.value, g.threshold, strict=True))
@@ -384,7 +418,10 @@ def violations(df: pd.DataFrame) -> pd.DataFrame:
     controlled = control != "none"
     passed, failed = df["verdict"] == "passed", df["verdict"] == "failed"
     paper = df["kind"] == "paper"
-    bad = (~controlled & failed) | (controlled & paper & passed) | (controlled & ~paper & failed)
+    # a positive control that fails is a record of the budget (it voids its claims), not a fault
+    check = ~df["kind"].isin(["paper", "control"])
+    bad = (~controlled & failed & (paper | check)) | (controlled & paper & passed) | (
+        controlled & check & failed)
     return df[bad]
 
 

@@ -14,6 +14,9 @@ from matplotlib.colors import to_rgb
 from ..io import natural_key
 from .style import new_figure, suptitle
 
+# rows by claim kind (the order of attnbias.claims.core.KINDS)
+_KIND_ORDER = ("paper", "control", "regime", "sanity", "identity")
+
 _PASS, _FAIL, _VOID = to_rgb("tab:green"), to_rgb("tab:red"), to_rgb("0.55")
 _UNRESOLVED = to_rgb("#e3b341")  # inconclusive: amber
 
@@ -43,7 +46,8 @@ def robustness_grid(seeds: pd.DataFrame, paper: str, stand_in: str | None = None
     d = seeds[(seeds.paper == paper) & seeds.redrawn & (seeds.kind != "identity")]
     seed_list = sorted(int(s) for s in d["seed"].unique())
     rows = (
-        d.assign(_k=d["kind"].map({"paper": 0, "sanity": 1}), _f=d["figure"].map(natural_key))
+        d.assign(_k=d["kind"].map({k: i for i, k in enumerate(_KIND_ORDER)}),
+                 _f=d["figure"].map(natural_key))
         .sort_values(["_k", "_f", "claim"], kind="stable")
         .drop_duplicates(["figure", "claim"])
     )
@@ -56,7 +60,7 @@ def robustness_grid(seeds: pd.DataFrame, paper: str, stand_in: str | None = None
         for j, s in enumerate(seed_list):
             if s in g.index:
                 img[i, j] = _cell(str(g.at[s, "verdict"]), float(g.at[s, "margin"]))
-        labels.append(f"{r.figure} {r.claim}" + (" [sanity]" if r.kind == "sanity" else ""))
+        labels.append(f"{r.figure} {r.claim}" + (f" [{r.kind}]" if r.kind != "paper" else ""))
         agree.append(f"{int((g['verdict'] == 'passed').sum())}/{len(g)}")
     ax.imshow(img, aspect="auto", interpolation="nearest")
     ax.set_xticks(range(len(seed_list)), [str(s) for s in seed_list])
