@@ -23,13 +23,16 @@ from attnbias.io import save_data
 STEPS = np.arange(0, 41, 4)
 
 
-def _run(opt, lr, train_loss, test_acc, val_loss, final_test=None):
-    """A per-run table shaped like train_text's output (train loss per row; test at 0, 20, 40)."""
+def _run(opt, lr, train_loss, test_acc, val_loss, final_test=None, grad_norm=None):
+    """A per-run table shaped like train_text's output (train loss per row; test at 0, 20, 40).
+    ``grad_norm``: per row after step 0 (default: falling from 2 to 0.5, a fitted run's)."""
     n = len(STEPS)
+    grad = np.linspace(2.0, 0.5, n - 1) if grad_norm is None else np.asarray(grad_norm, float)
     df = pd.DataFrame({
         "optimizer": opt, "lr": lr, "step": STEPS,
         "train_loss": np.r_[np.nan, np.asarray(train_loss, float)],
         "train_acc": np.r_[np.nan, np.full(n - 1, 0.5)],
+        "grad_norm": np.r_[np.nan, grad],
         "test_loss": [1.1 if s in (0, 20, 40) else np.nan for s in STEPS],
         "test_acc": [test_acc if s == 40 else (0.35 if s in (0, 20) else np.nan) for s in STEPS],
         "val_loss": [val_loss if s == 40 else np.nan for s in STEPS],
@@ -125,14 +128,31 @@ def test_quick_claims_exact_values_and_a_failing_case(tmp_path):
     claims = {c.id: c for c in fastrates_claims.fig1((df, meta))}
     assert set(claims) == {
         "finite",
+        "sgd_grad_fell",
         "auc_sngd",
         "final_sngd",
         "test_acc_sngd",
         "auc_sps",
         "final_sps",
         "test_acc_sps",
+        "auc_adamw",
+        "final_adamw",
+        "test_acc_adamw",
     }
-    assert all(c.passed for c in claims.values())
+    assert {c.id for c in claims.values() if c.kind == "control"} == {
+        "auc_adamw", "final_adamw", "test_acc_adamw"}  # fmt: skip
+    assert claims["final_sps"].positive_control == "final_adamw"
+    assert claims["sgd_grad_fell"].kind == "regime"
+    # the rows of the first and last 20 % of the 40 steps: 4, 8 and 36, 40
+    grads = np.linspace(2.0, 0.5, len(STEPS) - 1)
+    assert claims["sgd_grad_fell"].value == pytest.approx(np.median(grads[-2:]) /
+                                                          np.median(grads[:2]))  # fmt: skip
+    # AdamW's final loss is 0.55 of SGD's: its control misses "at most half", and the paper claims
+    # that pass stand (a control voids only a claim that does not pass)
+    assert not claims["final_adamw"].passed
+    assert claims["final_adamw"].value == pytest.approx(np.mean(_linear(1.1, 0.5)[-2:]) /
+                                                        np.mean(_linear(1.1, 0.9)[-2:]))  # fmt: skip
+    assert all(c.passed for c in claims.values() if c.id != "final_adamw")
     # "significantly faster" as sizes: AUC ratio ≤ 0.9, final-loss ratio ≤ 0.5
     assert claims["auc_sngd"].value == pytest.approx(0.7)
     assert claims["auc_sngd"].threshold == "<= 0.9"
@@ -260,13 +280,14 @@ def test_fig7_claims_per_preset(tmp_path):
         )
     df, meta = _gather(tmp_path, runs, figure="fig7")
     quick = {c.id: c for c in fastrates_claims.fig7((df, meta))}
-    assert set(quick) == {"finite", "auc_sngd", "auc_sps", "final_adamw"} and all(
-        c.passed for c in quick.values()
-    )
+    assert set(quick) == {"finite", "sgd_grad_fell", "auc_sngd", "auc_sps", "auc_adamw",
+                          "final_adamw"} and all(c.passed for c in quick.values())  # fmt: skip
+    assert quick["auc_adamw"].kind == "control" and quick["auc_sps"].positive_control == "auc_adamw"
     assert quick["auc_sps"].value == pytest.approx((1.5 - 2.0) / 2)
     meta["preset"] = "paper"
     paper = {c.id for c in fastrates_claims.fig7((df, meta))}
-    assert paper == {"finite", "auc_sngd", "auc_sps", "test_acc_sngd", "test_acc_sps"}
+    assert paper == {"finite", "sgd_grad_fell", "auc_sngd", "auc_sps", "auc_adamw",
+                     "test_acc_sngd", "test_acc_sps"}  # fmt: skip
 
 
 def test_patch_tokens_layout():
@@ -420,3 +441,71 @@ def test_control_over_three_seeds_holds_no_paper_claim(tmp_path):
     assert paper and all(c.outcome in ("failed", "inconclusive") for c in paper), paper
     assert all(c.outcome == "failed" for c in paper if c.id.startswith(("auc", "final")))
     assert all(c.passed for c in claims if c.kind == "sanity")
+
+
+def test_prior_loss_is_the_entropy_of_the_class_shares():
+    from attnbias.metrics.chance import prior_loss
+
+    assert prior_loss({"class_counts": [1, 1]}) == pytest.approx(np.log(2))
+    assert prior_loss({"class_counts": [43, 39, 18]}) == pytest.approx(
+        -(0.43 * np.log(0.43) + 0.39 * np.log(0.39) + 0.18 * np.log(0.18))
+    )
+    assert prior_loss({"class_counts": [5, 0, 5]}) == pytest.approx(np.log(2))
+    assert prior_loss(None) is None and prior_loss({}) is None
+
+
+def test_select_runs_on_the_train_loss():
+    """select_on: train_loss chooses the value that trains fastest, whatever its validation loss
+    (which rises as a small training set is fitted)."""
+    runs = []
+    for lr, train, val in ((0.01, 0.9, 1.0), (0.03, 0.5, 1.5), (0.1, 0.05, 2.1)):
+        df, meta = _run("sgd", lr, _linear(1, train), 0.5, val)
+        meta = dict(meta, train_loss_at_select=train, settings={"select_on": "train_loss"})
+        runs.append((df, meta))
+    sel = select_runs(runs)["sgd"]
+    assert sel["select_on"] == "train_loss" and sel["chosen"] == 0.1 and sel["at_edge"]
+    assert sel["score"] == pytest.approx([0.9, 0.5, 0.05])
+    assert sel["val_loss"] == pytest.approx([1.0, 1.5, 2.1])  # recorded, not chosen on
+    # the same runs chosen on the validation loss (the setting's other value; and runs from before)
+    val_runs = [(df, dict(m, settings={"select_on": "val_loss"})) for df, m in runs]
+    assert select_runs(val_runs)["sgd"]["chosen"] == 0.01
+    assert select_runs([(df, {k: v for k, v in m.items() if k != "settings"})
+                        for df, m in runs])["sgd"]["chosen"] == 0.01  # fmt: skip
+    with pytest.raises(ValueError, match="different losses"):
+        select_runs([runs[0], val_runs[1]])
+
+
+def test_regime_checks_void_the_paper_claims_of_a_run_before_the_late_phase(tmp_path):
+    """SGD that has not left the class-prior loss (sgd_learned) or whose gradients grew
+    (sgd_grad_fell): every paper claim of Fig 1 is void, the checks named; the same curves with a
+    fitted SGD are judged."""
+    info = {"class_counts": [40, 40, 20]}  # H = 1.0549 nats
+    h = -(0.4 * np.log(0.4) * 2 + 0.2 * np.log(0.2))
+
+    def with_info(runs):
+        return [(df, dict(m, data_info=info)) for df, m in runs]
+
+    rising = np.linspace(1.0, 3.0, len(STEPS) - 1)
+    runs = _four(sgd_end=0.9)
+    runs[0] = _run("sgd", 0.03, _linear(1.1, 0.9), 0.60, 0.9, grad_norm=rising)
+    df, meta = _gather(tmp_path, with_info(runs))
+    claims = {c.id: c for c in fastrates_claims.fig1((df, meta))}
+    assert claims["sgd_learned"].kind == "regime" and not claims["sgd_learned"].passed
+    assert claims["sgd_learned"].value == pytest.approx(final_train_loss(df, "sgd") / h)
+    assert not claims["sgd_grad_fell"].passed
+    assert claims["sgd_grad_fell"].value == pytest.approx(np.median(rising[-2:]) /
+                                                          np.median(rising[:2]))  # fmt: skip
+    from attnbias.claims.core import verdicts, void_causes
+
+    recs = [c.to_dict() for c in claims.values()]
+    v = dict(zip(claims, verdicts(recs), strict=True))
+    assert {v[c.id] for c in claims.values() if c.kind in ("paper", "control")} == {"void"}
+    cause = dict(zip(claims, void_causes(recs), strict=True))["final_sngd"]
+    assert "regime checks sgd_learned, sgd_grad_fell failed" in cause
+    # SGD fitted (train loss 0.3 → 0.26 H) with falling gradients: in the regime, claims judged
+    fitted = _four(sgd_end=0.3, sngd_end=0.05, sps_end=0.08)
+    df, meta = _gather(tmp_path / "fit", with_info(fitted))
+    claims = {c.id: c for c in fastrates_claims.fig1((df, meta))}
+    assert claims["sgd_learned"].passed and claims["sgd_grad_fell"].passed
+    recs = [c.to_dict() for c in claims.values()]
+    assert "void" not in verdicts(recs)

@@ -368,3 +368,24 @@ def test_train_image_digits_with_matched_sngd(tmp_path):
         0.05 * meta["step_size_matching"]["probe_median_grad_norm"]
     )
     assert 2.0 < df.test_loss.iloc[0] < 2.6  # ≈ log 10 at initialisation
+
+
+def test_grad_norms_are_averaged_per_row():
+    """GradNorms: the mean ‖g_B‖ of the steps since the last row (the column grad_norm), computed
+    by the same global norm SNGD uses."""
+    import torch
+
+    from attnbias.experiments.fastrates.runs import GradNorms
+
+    lin = torch.nn.Linear(3, 1, bias=False)
+    norms = GradNorms()
+    assert norms.row() == {}
+    seen = []
+    for scale in (1.0, 2.0, 4.0):
+        lin.zero_grad()
+        (scale * lin(torch.ones(1, 3))).sum().backward()
+        seen.append(float(lin.weight.grad.norm()))
+        norms.after_backward(lin, 0, None)
+    assert seen == pytest.approx([3**0.5, 2 * 3**0.5, 4 * 3**0.5])
+    assert norms.row()["grad_norm"] == pytest.approx(np.mean(seen))
+    assert norms.row() == {}  # reset after each row

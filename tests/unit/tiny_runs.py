@@ -15,12 +15,13 @@ from attnbias.experiments.fastrates.mnist import MnistSettings, compute_fig6
 
 # the keys a test may leave out, and their values
 TEXT_FILL = dict(
-    source=None, layers=None, pooling="cls", select_at=None, n_train=None, n_val=None,
+    source=None, layers=None, pooling="cls", select_at=None, select_on="train_loss", n_train=None,
+    n_val=None,
     n_test=None, threshold=0.5, full_final_test=False, data_seed=0, probe_steps=10,
     ckpt_every=50,
 )  # fmt: skip
 IMAGE_FILL = dict(
-    source=None, dropout=0.0, select_at=None, augment_pad=0, augment_flip=False, data_seed=0,
+    source=None, dropout=0.0, select_at=None, select_on="train_loss", augment_pad=0, augment_flip=False, data_seed=0,
     probe_steps=10, compile=False,
 )  # fmt: skip
 FIG6_FILL = dict(

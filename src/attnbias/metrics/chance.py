@@ -18,3 +18,17 @@ def majority_share(data_info: dict | None) -> float | None:
     when the run records no class counts."""
     counts = (data_info or {}).get("class_counts")
     return max(counts) / sum(counts) if counts else None
+
+
+def prior_loss(data_info: dict | None) -> float | None:
+    """H, the cross-entropy of predicting the class shares p_c = c / Σc for every example,
+    −Σ p_c log p_c over ``data_info["class_counts"]`` (nats): the loss a classifier reaches by
+    learning nothing but the label frequencies.  The fastrates regime check ``sgd_learned`` asks
+    SGD's final train loss to be at most half of it.  None when the run records no class counts."""
+    import math
+
+    counts = [c for c in (data_info or {}).get("class_counts") or [] if c > 0]
+    if not counts:
+        return None
+    total = sum(counts)
+    return -sum(c / total * math.log(c / total) for c in counts)

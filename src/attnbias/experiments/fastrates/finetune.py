@@ -12,6 +12,7 @@ from ...io import check_control
 from ..settings import Settings, sweep
 from .runs import (
     DL_COLUMNS,
+    GradNorms,
     curves,
     drop_checkpoint,
     evaluate,
@@ -47,6 +48,7 @@ class FinetuneSettings(Settings):
     log_every: int
     eval_every: int
     select_at: int | None
+    select_on: str
     n_train: int | None
     n_val: int | None
     n_test: int | None
@@ -181,8 +183,10 @@ def train_text(
             _STEP0_TEST[key] = evaluate(m, test, logits_fn, device, eval_batch)
         return _STEP0_TEST[key]
 
+    norms = GradNorms()
+
     def on_row(m, step):  # every log_every steps (the engine counts this run in steps)
-        row = {}
+        row = norms.row()
         if step % s.eval_every == 0 or step == s.steps:
             row["test_loss"], row["test_acc"] = test_metrics(m, step)
         if step in (select_at, s.steps):
@@ -199,7 +203,7 @@ def train_text(
     )  # fmt: skip
     history = train.fit(
         net, train_data, loss_fn, cfg, device, checkpoint=checkpoint, metrics_log=metrics_log,
-        on_row=on_row, image_key=None,
+        on_row=on_row, image_key=None, after_backward=norms.after_backward,
     )  # fmt: skip
     drop_checkpoint(checkpoint)
     df = curves(history, optimizer, lr)

@@ -1,6 +1,8 @@
 """Gather step of the fastrates deep-learning figures (Figs 1, 4 and 7): one job per figure reads
 every training run's curve table (:mod:`.finetune`, :mod:`.image`), chooses per optimiser the grid
-value with the lowest *validation* loss at the selection step, and writes the plot-ready table."""
+value with the lowest seed-mean selection loss at the selection step (the figure's ``select_on``:
+the train loss of the last 20 % of steps, or the validation loss), and writes the plot-ready
+table."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ from ...metrics.chance import LEARNED_MARGIN, majority_share
 GATHER_COLUMNS = {
     "selected": (
         "true for the grid value chosen for this optimiser "
-        "(lowest seed-mean validation loss at the selection step among the values whose run "
-        "learned on every seed)"
+        "(lowest seed-mean selection loss at the selection step, the figure's select_on, among "
+        "the values whose run learned on every seed)"
     ),
     "seed": "the run's training seed (classifier head or model initialisation, batches, dropout)",
 }
@@ -32,10 +34,21 @@ def run_seed(meta: dict) -> int:
     return int(meta.get("seed", 0))
 
 
+# what a run records of each selection loss (:func:`.runs.run_meta`)
+SELECT_ON = {"train_loss": "train_loss_at_select", "val_loss": "val_loss_at_select"}
+
+
+def select_on(meta: dict) -> str:
+    """The selection loss of a run's figure: its settings' ``select_on`` (``"val_loss"`` for runs
+    recorded before the setting existed)."""
+    return (meta.get("settings") or {}).get("select_on") or "val_loss"
+
+
 def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
-    """Per optimiser: the grid value with the lowest validation loss at the selection step, averaged
-    over the seeds (every seed then uses that value: one choice per optimiser, not per seed), among
-    the values whose run **learned on every seed**.
+    """Per optimiser: the grid value with the lowest selection loss at the selection step (the
+    figure's ``select_on``: the mean train loss over the last 20 % of the steps up to it, or the
+    validation loss), averaged over the seeds (every seed then uses that value: one choice per
+    optimiser, not per seed), among the values whose run **learned on every seed**.
 
     A value is eligible when, on every seed, its run's validation loss is finite and its validation
     accuracy beats the majority-class share by ``LEARNED_MARGIN`` (the validation-split
@@ -46,8 +59,9 @@ def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
     fails, as it should.  Runs that record no validation accuracy or no class counts are judged on
     the loss alone.
 
-    Returns {optimizer: {"grid", "val_loss", "val_loss_by_seed", "val_acc_by_seed", "learned",
-    "effective_lr", "chosen", "chosen_effective_lr", "at_edge"}}: ``val_loss`` and
+    Returns {optimizer: {"grid", "select_on", "score", "score_by_seed", "val_loss",
+    "val_loss_by_seed", "val_acc_by_seed", "learned", "effective_lr", "chosen",
+    "chosen_effective_lr", "at_edge"}}: ``score`` (the selection loss), ``val_loss`` and
     ``effective_lr`` are the seed means per grid value (SNGD's matched η and SPS's c depend on the
     seed's probe), ``val_*_by_seed`` ``{seed: [per grid value]}``, ``learned`` per grid value
     whether it learned on every seed; ``at_edge`` says whether the chosen value is the smallest or
@@ -56,13 +70,21 @@ def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
     """
     acc: dict = {}
     base = None
+    criteria = {select_on(meta) for _, meta in runs}
+    if len(criteria) > 1:
+        raise ValueError(f"the runs of one figure were selected on different losses: {criteria}")
+    criterion = criteria.pop() if criteria else "val_loss"
+
+    def number(x) -> float:
+        return float("nan") if x is None else float(x)
+
     for _, meta in runs:
-        v, a = meta.get("val_loss_at_select"), meta.get("val_acc_at_select")
         cell = acc.setdefault(meta["optimizer"], {}).setdefault(float(meta["grid_value"]), {})
         cell[run_seed(meta)] = (
-            float("nan") if v is None else float(v),
+            number(meta.get("val_loss_at_select")),
             float(meta["effective_lr"]),
-            float("nan") if a is None else float(a),
+            number(meta.get("val_acc_at_select")),
+            number(meta.get(SELECT_ON[criterion])),
         )
         base = majority_share(meta.get("data_info")) if base is None else base
     out: dict = {}
@@ -74,16 +96,24 @@ def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
             raise ValueError(f"{o}: no run for (grid value, seed) {missing}")
         vl = np.array([[cells[g][s][0] for s in seeds] for g in grid], dtype=float)
         va = np.array([[cells[g][s][2] for s in seeds] for g in grid], dtype=float)
-        finite = np.isfinite(vl).all(axis=1)
+        sc = np.array([[cells[g][s][3] for s in seeds] for g in grid], dtype=float)
+        finite = np.isfinite(vl).all(axis=1) & np.isfinite(sc).all(axis=1)
         # NaN accuracy (not recorded) never excludes; a diverged run's NaN loss does, above
         below = (va < base + LEARNED_MARGIN) if base is not None else np.zeros_like(va, bool)
         learned = finite & ~below.any(axis=1)
-        mean = np.where(finite, vl.mean(axis=1), np.inf)
+        mean = np.where(finite, sc.mean(axis=1), np.inf)
         eff = [float(np.mean([cells[g][s][1] for s in seeds])) for g in grid]
         best = int(np.argmin(np.where(learned, mean, np.inf) if learned.any() else mean))
+
+        def listed(x):
+            return [float(m) if np.isfinite(m) else float("nan") for m in x]
+
         out[o] = {
             "grid": grid,
-            "val_loss": [float(m) if np.isfinite(m) else float("nan") for m in mean],
+            "select_on": criterion,
+            "score": listed(mean),
+            "score_by_seed": {str(s): sc[:, i].tolist() for i, s in enumerate(seeds)},
+            "val_loss": listed(np.where(np.isfinite(vl).all(axis=1), vl.mean(axis=1), np.nan)),
             "val_loss_by_seed": {str(s): vl[:, i].tolist() for i, s in enumerate(seeds)},
             "val_acc_by_seed": {str(s): va[:, i].tolist() for i, s in enumerate(seeds)},
             "learned": learned.tolist(),
@@ -97,7 +127,7 @@ def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
 
 def edge_side(runs: list[tuple[pd.DataFrame, dict]]) -> str | None:
     """Which way one optimiser's grid is widened (the rule `extend`): ``"down"`` / ``"up"`` when
-    its seed-mean validation choice (:func:`select_runs`) is the smallest / largest of its three
+    its seed-mean choice (:func:`select_runs`) is the smallest / largest of its three
     or more values, else None (docs/papers/fastrates.md#learning-rate-grids-and-selection)."""
     sel = select_runs(runs)
     if len(sel) != 1:
@@ -112,8 +142,8 @@ def gather_dl(
     figure: str, parts: list[str], preset: str, control: str = "none", extensions=()
 ) -> tuple[pd.DataFrame, dict]:
     """The plot-ready table of Figs 1, 4 and 7: every run's curves, flagged ``selected`` for the
-    grid value chosen per optimiser on the validation split; the meta records the grids, the
-    validation losses, the chosen values, each selected run's settings and the ``control`` (every
+    grid value chosen per optimiser (:func:`select_runs`); the meta records the grids, the
+    selection and validation losses, the chosen values, each selected run's settings and the ``control`` (every
     run must have been trained under it).  ``extensions``: the records of the `extend` jobs
     (attnbias.runs.write_extension), whose runs are among ``parts``; each optimiser's selection
     records its grid's ``extension`` (``side`` widened, or None, and the ``value`` added)."""
@@ -166,8 +196,10 @@ def gather_dl(
             },
         }
     )
+    what = {"train_loss": "train loss over the last 20 % of the steps up to the selection step",
+            "val_loss": "validation loss at the selection step"}[select_on(runs[0][1])]
     meta["selection_rule"] = (
-        "per optimiser, the grid value with the lowest validation loss at the selection step, "
+        f"per optimiser, the grid value with the lowest {what}, "
         "averaged over the seeds (never the test set), among the values whose run learned on "
         f"every seed (finite validation loss, validation accuracy at least "
         f"{100 * LEARNED_MARGIN:g} points above the majority-class share); every seed uses that "

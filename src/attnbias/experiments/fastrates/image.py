@@ -15,6 +15,7 @@ from ..settings import ViTShape, sweep
 from .runs import (
     DL_COLUMNS,
     IMAGE_COLUMNS,
+    GradNorms,
     curves,
     drop_checkpoint,
     evaluate,
@@ -63,6 +64,7 @@ class ImageSettings(ViTShape):
     augment_flip: bool
     n_val: int
     select_at: int | None
+    select_on: str
     data_seed: int
     seeds: list[int] | None = sweep()
     probe_steps: int
@@ -133,8 +135,10 @@ def train_image(
 
     setup = optimizer_config(optimizer, lr, opt_settings, probe, control)
 
+    norms = GradNorms()
+
     def on_row(m, epoch):
-        row = {}
+        row = norms.row()
         row["test_loss"], row["test_acc"] = evaluate(m, test, logits_fn, device, eval_batch)
         if epoch in (select_at, s.epochs):
             row["val_loss"], row["val_acc"] = evaluate(m, val, logits_fn, device, eval_batch)
@@ -147,7 +151,7 @@ def train_image(
     )  # fmt: skip
     history = engine.fit(
         net, train, loss_fn, cfg, device, checkpoint=checkpoint, metrics_log=metrics_log,
-        on_row=on_row, image_key="x",
+        on_row=on_row, image_key="x", after_backward=norms.after_backward,
     )  # fmt: skip
     drop_checkpoint(checkpoint)
     df = curves(history, optimizer, lr, steps_per_epoch)

@@ -33,6 +33,10 @@ DL_COLUMNS = {
         "mean minibatch cross-entropy over the steps since the previous row (NaN at step 0)"
     ),
     "train_acc": "mean minibatch accuracy over the steps since the previous row (NaN at step 0)",
+    "grad_norm": (
+        "mean global minibatch gradient norm ‖g_B‖ (every trainable parameter, after backward and "
+        "before any clipping) over the steps since the previous row (NaN at step 0)"
+    ),
     "test_loss": "cross-entropy on the test set (NaN where not evaluated)",
     "test_acc": "accuracy on the test set (NaN where not evaluated)",
     "val_loss": (
@@ -199,6 +203,32 @@ def as_control_run(tables: dict, run: dict) -> dict:
     return out
 
 
+class GradNorms:
+    """The global minibatch gradient norm ‖g_B‖ of every step, averaged per logged row: pass
+    :meth:`after_backward` to :func:`attnbias.train.fit` and merge :meth:`row` into each row.  The
+    regime check ``sgd_grad_fell`` reads from it whether SGD's gradients shrank, the phase in which
+    normalised and Polyak steps gain over SGD (docs/papers/fastrates.md#regime-checks).  The norm
+    is accumulated on the device (no host synchronisation per step)."""
+
+    def __init__(self):
+        self._sum, self._n = None, 0
+
+    def after_backward(self, model, step, loss) -> None:
+        from ...optim.stochastic import global_grad_norm
+
+        norm = global_grad_norm(p for p in model.parameters() if p.grad is not None).detach()
+        self._sum = norm if self._sum is None else self._sum + norm
+        self._n += 1
+
+    def row(self) -> dict:
+        """``{"grad_norm": mean ‖g_B‖ since the last call}`` (empty before any step)."""
+        if not self._n:
+            return {}
+        out = {"grad_norm": float(self._sum) / self._n}
+        self._sum, self._n = None, 0
+        return out
+
+
 def evaluate(model, data: dict, logits_fn, device, batch_size: int = 256) -> tuple[float, float]:
     """(mean cross-entropy, accuracy) of ``model`` on ``data`` (tensors with ``y``), in batches."""
     import torch
@@ -237,7 +267,8 @@ def curves(
         row = {"optimizer": optimizer, "lr": lr, "step": step}
         if image:
             row["epoch"] = r["epoch"]
-        for k in ("train_loss", "train_acc", "test_loss", "test_acc", "val_loss", "val_acc"):
+        for k in ("train_loss", "train_acc", "grad_norm", "test_loss", "test_acc", "val_loss",
+                  "val_acc"):  # fmt: skip
             row[k] = float(r.get(k, np.nan))
         rows.append(row)
     cols = dict(DL_COLUMNS, **IMAGE_COLUMNS) if image else dict(DL_COLUMNS)
@@ -256,6 +287,9 @@ def run_meta(
     the step-size matching, the control, and the validation metrics at the selection row
     (``_select``)."""
     sel = [r for r in history if r.get("_select")]
+    key = "epoch" if history and "epoch" in history[-1] else "step"
+    window = [r["train_loss"] for r in history
+              if 0.8 * select_at < r.get(key, 0) <= select_at and "train_loss" in r]  # fmt: skip
     return {
         "optimizer": optimizer,
         "control": control,
@@ -271,6 +305,8 @@ def run_meta(
         "select_at": select_at,
         "val_loss_at_select": float(sel[-1]["val_loss"]) if sel else None,
         "val_acc_at_select": float(sel[-1]["val_acc"]) if sel else None,
+        # the mean train loss over the last 20 % of the rows up to the selection row
+        "train_loss_at_select": float(np.mean(window)) if window else None,
         "train_seconds": float(sum(r.get("seconds", 0.0) for r in history)),
         # SNGD / SPS: how often the rule's own step was the one taken (optim.stochastic own_step)
         "own_step": history[-1].get("own_step") if history else None,
