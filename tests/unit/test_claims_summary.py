@@ -129,7 +129,13 @@ def test_summary_counts_by_kind_and_verdict_and_orders_paper_claims_first(claim_
     assert "| beta | 1/1 passed, 0 failed, 0 inconclusive, 0 void | 0/0 passed, 0 failed | " \
         "0/0 passed, 0 failed | 2 |" in text  # fmt: skip
     assert text.index("## Failed paper claims") < text.index("## Failed sanity checks")
-    assert "- **alpha fig2**, sanity check `s2` failed: `p3`" in text
+    # the reader's order: counts per paper, what did not pass, then per figure and every claim
+    heads = ["## Per paper", "## Failed paper claims", "## Failed sanity checks",
+             "## Failed identities", "## Void paper claims", "## Per figure", "## All claims"]
+    assert [text.index(h) for h in heads] == sorted(text.index(h) for h in heads)
+    assert "- **alpha fig1 `p2`**: statement of p2 — does not hold (value 1)" in text
+    assert ("- **alpha fig2**: `p3` — sanity check `s2` failed (statement of s2: does not hold "
+            "(value 1)): the run is not valid") in text
     assert ("| alpha | fig2 | paper | p3 | statement of p3 | 1 | true | VOID | void: its figure's "
             "run failed the sanity check s2, so it is not evidence | s2 |") in text
     assert "7 claims" not in text and "9 claims" not in text  # kinds are never pooled
@@ -138,8 +144,98 @@ def test_summary_counts_by_kind_and_verdict_and_orders_paper_claims_first(claim_
     assert len(out) == 9 and set(out.kind) == {"paper", "sanity", "identity"} < set(KINDS)
     assert set(out.verdict) == {"passed", "failed", "void"}
     html = page.read_text()
-    assert "<td class='void'>VOID</td>" in html and html.count("<tr class=") == 9
+    every = html[html.index("<h3 id='every-claim'>"):]
+    assert "<td class='void'>VOID</td>" in every and every.count("<tr class=") == 9
     assert "Paper claims: 2/4 passed, 1 failed, 0 inconclusive, 1 void." in html
+    # the same sections as the Markdown, in its order; the failed claims (p2, s2, i3) and the void
+    # one (p3, with the check that voids it) before the tables of every figure and claim
+    ids = ["per-paper", "failed", "void", "per-figure", "every-claim"]
+    assert [html.index(f"<h3 id='{i}'>") for i in ids] == sorted(
+        html.index(f"<h3 id='{i}'>") for i in ids)  # fmt: skip
+    assert "<h3 id='inconclusive'>" not in html  # none here: no empty section
+    failed = html[html.index("<h3 id='failed'>"):html.index("<h3 id='void'>")]
+    assert [c for c in ("p2", "s2", "i3", "p1", "p3") if f"<code>{c}</code>" in failed] == [
+        "p2", "s2", "i3"]  # fmt: skip
+    void = html[html.index("<h3 id='void'>"):html.index("<h3 id='per-figure'>")]
+    assert "<td class='void'><code>p3</code></td>" in void
+    assert "sanity check <code>s2</code>" in void
+    assert "<a href='#failed'>Failed (3)</a>" in html and "<a href='#void'>Void (1)</a>" in html
+    per_paper = html[html.index("<h3 id='per-paper'>"):html.index("<h3 id='failed'>")]
+    assert "<td>alpha</td><td class='passed'>1/3</td><td class='failed'>1</td>" in per_paper
+
+
+def _measured(cid, value, op, threshold, kind="paper"):
+    return compare(cid, f"cos(p_1000, GMM) of {cid}", value, op, threshold, kind=kind)
+
+
+def test_pages_round_values_and_the_csv_keeps_them(tmp_path):
+    """Values on the pages to 4 significant digits (more where 4 would put a value on its
+    threshold: 0.99899 against > 0.999), long decimals in thresholds too; the CSV at full
+    precision."""
+    f = tmp_path / "fig1.json"
+    write_claims(f, "alpha", "fig1", "quick", [
+        _measured("near", 0.99899123456789, ">", 0.999),
+        _measured("far", 0.999772757084247, ">", 0.999),
+        within("gmm", "GMM", [-0.09900990099009901, 0.9900990099009901],
+               [-0.09900990099009901, 0.9900990099009901], 1e-4, kind="sanity"),
+    ])  # fmt: skip
+    md, csv, page = tmp_path / "s.md", tmp_path / "s.csv", tmp_path / "s.html"
+    write_summary([f], md, csv, html_path=page)
+    back = read_summary(csv).set_index("claim")
+    assert float(back.loc["far", "value"]) == 0.999772757084247  # full precision
+    assert json.loads(back.loc["gmm", "value"]) == [-0.09900990099009901, 0.9900990099009901]
+    text, html = md.read_text(), page.read_text()
+    for out in (text, html):
+        assert "0.999772757084247" not in out and "0.09900990099009901" not in out
+    assert "| paper | far | cos(p_1000, GMM) of far | 0.9998 | > 0.999 | PASS" in text
+    assert "— measured 0.99899, threshold > 0.999" in text  # not 0.9990: it misses 0.999
+    assert "| [-0.09901, 0.9901] | |· − [-0.09901, 0.9901]| ≤ 0.0001".replace("|·", "\\|·") \
+        .replace("]|", "]\\|") in text  # fmt: skip
+    assert "<td>0.9998 <span class='thr'>(&gt; 0.999)</span></td>" in html
+    assert "<td>0.99899 <span class='thr'>(&gt; 0.999)</span></td>" in html
+
+
+def _three_voids(tmp_path):
+    """fig1: a sanity check fails; fig2: a regime check fails; fig3: a paper claim that does not
+    pass while its positive control fails too."""
+    files = [tmp_path / f"fig{i}.json" for i in (1, 2, 3)]
+    write_claims(files[0], "alpha", "fig1", "quick", [
+        _measured("p1", 0.9995, ">", 0.999), holds("trained", "the run trained", 0.3, False,
+                                                   kind="sanity")])  # fmt: skip
+    write_claims(files[1], "alpha", "fig2", "quick", [
+        _measured("p2", 0.9995, ">", 0.999), _measured("p3", 0.5, ">", 0.999),
+        compare("learned", "SGD loss over its start", 0.8123456789, "<=", 0.5, kind="regime")])
+    write_claims(files[2], "alpha", "fig3", "quick", [
+        compare("faster", "SNGD / SGD", 0.8, "<=", 0.5, kind="paper",
+                positive_control="adamw"),
+        compare("adamw", "AdamW / SGD", 0.7, "<=", 0.5, kind="control")])  # fmt: skip
+    return files
+
+
+def test_void_claims_are_listed_with_the_check_that_voids_them(tmp_path):
+    md, csv, page = tmp_path / "s.md", tmp_path / "s.csv", tmp_path / "s.html"
+    write_summary(_three_voids(tmp_path), md, csv, html_path=page)
+    text = md.read_text()
+    void = text[text.index("## Void paper claims"):text.index("## Per figure")]
+    lines = [x for x in void.splitlines() if x.startswith("- ")]
+    assert lines == [
+        "- **alpha fig1**: `p1` — sanity check `trained` failed (the run trained: does not hold "
+        "(value 0.3)): the run is not valid",
+        "- **alpha fig2**: `p2`, `p3` — regime check `learned` failed (SGD loss over its start: "
+        "measured 0.8123, threshold <= 0.5): the run has not reached the regime the paper's "
+        "mechanism needs",
+        "- **alpha fig3**: `faster` — positive control `adamw` failed too (AdamW / SGD: measured "
+        "0.7, threshold <= 0.5): the same test on the paper's reference does not pass either: "
+        "not testable at this budget",
+    ]
+    html = page.read_text()
+    void = html[html.index("<h3 id='void'>"):html.index("<h3 id='per-figure'>")]
+    assert void.count("<tr><td>") == 3  # one row per group
+    for by in ("sanity check <code>trained</code>", "regime check <code>learned</code>",
+               "positive control <code>adamw</code>"):  # fmt: skip
+        assert by in void
+    assert "<td class='void'><code>p2</code>, <code>p3</code></td>" in void
+    assert "SGD loss over its start: 0.8123 <span class='thr'>(&lt;= 0.5)</span>" in void
 
 
 def test_figures_in_reading_order():
@@ -242,23 +338,59 @@ def test_summary_rejects_records_without_kind(tmp_path):
         summary_table([tmp_path / "old.json"])
 
 
-def test_caption_groups_verdicts_by_kind(claim_files, tmp_path):
+def test_caption_says_each_thing_once(claim_files, tmp_path):
+    """The caption: what is drawn (the template), what is claimed (each paper claim's statement),
+    the tally, then one line per claim that did not pass with its reason; every measured value of
+    a claim that passed is on the claims page, not here (no per-claim list)."""
     tmpl = tmp_path / "cap.rst"
     tmpl.write_text("What is plotted.\n")
     out = tmp_path / "out.rst"
     doc = json.loads(Path(claim_files[0]).read_text())
     render_caption(tmpl, doc, {}, out)
     text = out.read_text()
+    assert text.startswith("What is plotted.\n\n**Claimed:** ``p1``: statement of p1; ``p2``: "
+                           "statement of p2.\n\n")  # fmt: skip
     assert "**Paper claims:** 1/2 passed, 1 failed, 0 inconclusive, 0 void." in text
     assert "**Sanity checks:** 1/1 passed, 0 failed." in text
     assert "**Identities (not evidence):** 1." in text
-    i_paper, i_sanity, i_id = (text.index(f"*{h}*") for h in
-                               ("Paper claims", "Sanity checks", "Identities"))  # fmt: skip
-    assert i_paper < text.index("``p1``", i_paper) < text.index("``p2``", i_paper) < i_sanity
-    # the failed paper claim's reason, once after the tally and again on its own line
-    assert text.index("**Why not held:** ``p2`` fails: does not hold") < i_paper
-    assert i_sanity < text.index("``s1``") < i_id < text.index("``i1``")
-    assert "**FAIL** ``p2``" in text
+    not_passed = text[text.index("**Not passed:**"):]
+    assert not_passed.splitlines()[2] == "- **FAIL** ``p2``: does not hold (``1``)"
+    assert text.count("``p2``") == 2  # claimed, then why it did not pass: once each
+    assert text.count("``p1``") == 1 and "``s1``" not in text and "``i1``" not in text
+    assert "PASS" not in text and "Why not held" not in text
+    assert text.rstrip().endswith("Every claim with its measured value and threshold: *0 – Claims "
+                                  "summary* → *every claim*.")  # fmt: skip
+
+
+def test_caption_names_the_check_that_voids_and_the_failed_checks(tmp_path):
+    files = _three_voids(tmp_path)
+    texts = []
+    for f in files:
+        render_caption(None, json.loads(f.read_text()), {}, tmp_path / "c.rst", text="Fig.")
+        texts.append((tmp_path / "c.rst").read_text())
+    assert "- *VOID* ``p1``: its figure's run failed the sanity check trained, so it is not " \
+        "evidence" in texts[0]  # fmt: skip
+    assert "- **FAIL** ``trained`` (sanity check): the run trained — does not hold (``0.3``)" \
+        in texts[0]  # fmt: skip
+    # one line for the two claims voided by the same regime check; the check's value rounded
+    assert "- *VOID* ``p2``, ``p3``: its figure's run has not reached the regime" in texts[1]
+    assert "- **FAIL** ``learned`` (regime check): SGD loss over its start — measured " \
+        "``0.8123``, threshold ``<= 0.5``" in texts[1]  # fmt: skip
+    assert texts[1].index("*VOID* ``p2``") < texts[1].index("**FAIL** ``learned``")
+    assert "- *VOID* ``faster``: not testable at this budget" in texts[2]
+    assert "- **FAIL** ``adamw`` (positive control): AdamW / SGD — measured ``0.7``" in texts[2]
+    for t in texts:  # each claim that did not pass: one line
+        lines = t[t.index("**Not passed:**"):].splitlines()
+        assert len([x for x in lines if x.startswith("- ")]) == 2
+
+
+def test_caption_keeps_a_value_on_its_side_of_the_threshold(tmp_path):
+    doc = {"paper": "a", "figure": "f", "preset": "quick", "claims": [
+        _measured("near", 0.99899123456789, ">", 0.999).to_dict()]}  # fmt: skip
+    render_caption(None, doc, {}, tmp_path / "c.rst", text="Fig.")
+    text = (tmp_path / "c.rst").read_text()
+    assert "- **FAIL** ``near``: measured ``0.99899``, threshold ``> 0.999``" in text
+    assert "0.99899123" not in text
 
 
 def test_caption_shows_void_paper_claims_and_their_cause(claim_files, tmp_path):

@@ -71,6 +71,16 @@ def test_landing_page_has_the_headline_and_one_row_per_figure_in_reading_order(t
     assert "results['results/claims/summary.html'].data_uri" in text
     assert ":void:`1 (own_step)`" in text and ":void:`all: not measurable`" in text
     assert ":failed:`1`" in text  # fig1a's failed paper claim
+    # the counts per paper (docs/outputs.md: "per paper"), before the rows of every figure
+    assert text.index("**Per paper**") < text.index("**Per figure**") < text.index("- `fig1a")
+    per_paper = text[text.index("**Per paper**"):text.index("**Per figure**")]
+    cells = [x.strip().removeprefix("* ").removeprefix("- ") for x in per_paper.splitlines()
+             if x.strip().startswith(("* -", "-"))]  # fmt: skip
+    assert cells == ["paper", "paper claims passed", "failed", "inconclusive", "void",
+                     "regime checks", "sanity checks",
+                     "maxmargin", ":passed:`2/4`", ":failed:`1`", "0",
+                     ":void:`1; fig3 not measurable`", "0/0", ":failed:`2/4`"]
+    assert "void (the failed check)" in text and "regime checks" in text
     assert "over seeds" not in text  # no robustness table yet
     assert not _system_messages(text)
     html = docutils_core.publish_parts(text, writer="html")["html_body"]

@@ -14,6 +14,7 @@ no browser; the screenshots at 1,600 px are in docs/outputs.md's account of the 
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -26,7 +27,10 @@ from attnbias.claims.core import compare, holds, write_claims
 from attnbias.claims.landing import report_menu
 from attnbias.claims.summary import (
     EVERY_CLAIM_COLUMNS,
+    NOT_PASSED_COLUMNS,
     PER_FIGURE_COLUMNS,
+    PER_PAPER_COLUMNS,
+    VOID_COLUMNS,
     _breakable,
     summary_html,
     summary_table,
@@ -122,28 +126,53 @@ def _tables(html: str) -> list[str]:
 
 def test_every_table_fits_the_panel(page):
     """No horizontal scroll in the report's panel (half of a 1,600 px window): fixed layout at the
-    page's width, wrapped cells, column widths that add up to the width."""
+    page's width, wrapped cells, column widths that add up to the width.  Here: per paper, the
+    failed claims (c1, c3), per figure, every claim."""
     css = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
     assert "table-layout:fixed" in css and "width:100%" in css
     assert "overflow-wrap:anywhere" in css
     tables = _tables(page)
-    assert len(tables) == 2
-    for table, columns in zip(tables, (PER_FIGURE_COLUMNS, EVERY_CLAIM_COLUMNS), strict=True):
+    per_paper = [c for c in PER_PAPER_COLUMNS if not c[0].startswith("positive")]  # no control
+    expected = (per_paper, NOT_PASSED_COLUMNS, PER_FIGURE_COLUMNS, EVERY_CLAIM_COLUMNS)
+    assert len(tables) == len(expected)
+    for table, columns in zip(tables, expected, strict=True):
         widths = [int(w) for w in re.findall(r"<col style='width:(\d+)%'>", table)]
-        assert widths == [w for _, w in columns] and sum(widths) == 100
+        assert sum(widths) == 100 and len(widths) == len(columns)
+        # the shares as set, rescaled to the page's width where a column is left out
+        scale = 100 / sum(w for _, w in columns)
+        assert all(abs(w - s * scale) <= 4 for w, (_, s) in zip(widths, columns, strict=True))
         header = re.search(r"<tr>(.*?)</tr>", table, re.S).group(1)
-        assert header.count("<th>") == len(columns)
+        assert re.findall(r"<th>(.*?)</th>", header) == [html.escape(c) for c, _ in columns]
+    for columns in (PER_PAPER_COLUMNS, PER_FIGURE_COLUMNS, NOT_PASSED_COLUMNS, VOID_COLUMNS,
+                    EVERY_CLAIM_COLUMNS):  # fmt: skip
+        assert sum(w for _, w in columns) == 100 and len(columns) <= 9
     assert len(EVERY_CLAIM_COLUMNS) <= 6
-    rows = re.findall(r"<tr class='(\w+)'>(.*?)</tr>", tables[1], re.S)
+    rows = re.findall(r"<tr class='(\w+)'>(.*?)</tr>", tables[-1], re.S)
     assert len(rows) == 2 * (len(TEX_STATEMENTS) + 1)
     assert all(r.count("<td") == len(EVERY_CLAIM_COLUMNS) for _, r in rows)
+    failed = re.findall(r"<tr class='(\w+)'>(.*?)</tr>", tables[1], re.S)
+    assert len(failed) == 4 and all("<code>c1</code>" in r or "<code>c3</code>" in r
+                                    for _, r in failed)  # fmt: skip
+
+
+def test_the_page_reads_in_order_with_a_menu(page):
+    """Counts per paper first, then what did not pass, then per figure and every claim; a line of
+    links to each section; what the verdicts mean folded away under the headline."""
+    heads = re.findall(r"<h3 id='([\w-]+)'>", page)
+    assert heads == ["per-paper", "failed", "per-figure", "every-claim"]
+    nav = re.search(r"<nav>(.*?)</nav>", page).group(1)
+    assert re.findall(r"href='#([\w-]+)'", nav) == heads
+    assert "Failed (4)" in nav and "Every claim (12)" in nav
+    assert page.index("<details><summary>What the kinds and verdicts mean") < page.index(
+        "<h3 id='per-paper'>")  # fmt: skip
 
 
 def test_every_claim_page_shows_math_in_unicode(page):
-    every = _tables(page)[1]
+    every = _tables(page)[-1]
     assert "pᵐᵐ" in every and "C_(μ,R)" in every and "‖ABᵀ‖⁎" in every
     text = re.sub(r"<[^>]+>", "", every)
     assert not TEX.search(text)
+    assert not TEX.search(re.sub(r"<[^>]+>", "", page))  # nor anywhere else on the page
 
 
 def test_claim_ids_break_at_underscores():

@@ -1,29 +1,108 @@
-"""A figure's report caption: its static text, the preset, and the verdict of every claim.
+"""A figure's report caption, and how every page of the report writes claims' numbers.
 
-The plot rule writes it beside the figure (``scripts/plot.py``); the verdicts come from
-:func:`attnbias.claims.core.verdicts`, so a caption counts passed / failed / void exactly as the
-claims summary and the landing page do.
+The caption (:func:`render_caption`) says each thing once: what is drawn (the figure's static
+caption), what is claimed (each paper claim's statement and threshold), the tally of verdicts and
+one line per claim that did not pass (failed, inconclusive or void, and the failed checks) with its
+reason; every claim with its measured value is on the claims page
+(:func:`attnbias.claims.summary.summary_html`).  The plot rule writes it beside the figure
+(``scripts/plot.py``); the verdicts come from :func:`attnbias.claims.core.verdicts`, so a caption
+counts passed / failed / void exactly as the claims summary and the landing page do.
+
+Numbers a reader sees (:func:`short_value`, :func:`short_number`, :func:`shorten_numbers`) are
+written to 4 significant digits, with more where 4 would put a value on the other side of its
+threshold (0.99899 against "> 0.999" is 0.99899, not 0.999); the CSV files keep full precision.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections import Counter
 from pathlib import Path
 
 from .core import failed_regime, failed_sanity, is_not_measurable, reason, verdicts, void_causes
 
+DIGITS = 4  # significant digits of a number on a page (the CSV files keep full precision)
+# a threshold that is one comparison with a number: "> 0.999", "<= 0.5", "≥ 1e-3"
+_NUMBER = r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_THRESHOLD = re.compile(rf"^\s*(>=|<=|>|<|≥|≤|==)\s*({_NUMBER})\s*$")
+# a decimal number inside a text (not part of a word or of a longer number)
+_DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d+(?:[eE][-+]?\d+)?)(?![\w.])")
 
-def _short(value) -> str:
+
+def threshold_number(threshold) -> float | None:
+    """The number of a threshold that is one comparison ("> 0.999" → 0.999), else None."""
+    m = _THRESHOLD.match(str(threshold))
+    return float(m.group(2).replace("−", "-")) if m else None
+
+
+def short_number(v: float, against: float | None = None, digits: int = DIGITS) -> str:
+    """``v`` to ``digits`` significant digits, or more where fewer would move it onto or across
+    ``against`` (its threshold's number): 0.99977 → "0.9998", 0.99899 against 0.999 → "0.99899".
+    A rounded value keeps its trailing zeros (0.999967 → "1.000"), an exact one has none (0.5)."""
+    v = float(v)
+    if not math.isfinite(v):
+        return str(v)
+    text = f"{v:.{digits}g}"
+    while against is not None and digits < 17 and (
+        (float(text) > against) != (v > against) or (float(text) < against) != (v < against)
+    ):
+        digits += 1
+        text = f"{v:.{digits}g}"
+    # a rounded value keeps its trailing zeros (0.999967 → "1.000", not "1"); an exact one not
+    return f"{v:#.{digits}g}".rstrip(".") if float(text) != v else text
+
+
+def short_value(value, threshold=None) -> str:
+    """A claim's value as a page shows it: numbers to :data:`DIGITS` significant digits (a scalar
+    kept on its side of ``threshold``, :func:`short_number`), lists to their first six items and
+    mappings to their first four."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return short_number(value, threshold_number(threshold))
+    if isinstance(value, int):
+        return str(value)
     if isinstance(value, dict):
-        items = [f"{k}: {_short(v)}" for k, v in list(value.items())[:4]]
+        items = [f"{k}: {short_value(v)}" for k, v in list(value.items())[:4]]
         return "{" + ", ".join(items) + (", …}" if len(value) > 4 else "}")
-    if isinstance(value, list):
-        items = [_short(v) for v in value[:8]]
-        return "[" + ", ".join(items) + (", …]" if len(value) > 8 else "]")
-    return str(value)
+    if isinstance(value, (list, tuple)):
+        items = [short_value(v) for v in value[:6]]
+        return "[" + ", ".join(items) + (", …]" if len(value) > 6 else "]")
+    return shorten_numbers(str(value))
+
+
+def shorten_numbers(text: str) -> str:
+    """A text with its long decimals (7 significant digits or more: "0.09900990099009901") written
+    to :data:`DIGITS`; the short ones a threshold or a setting is made of ("0.999", "1e-06",
+    "0.0001") are left as they are."""
+
+    def short(m: re.Match) -> str:
+        digits = m.group(1).split("e")[0].split("E")[0].replace(".", "").lstrip("0")
+        return f"{float(m.group(1)):.{DIGITS}g}" if len(digits) >= 7 else m.group(1)
+
+    return _DECIMAL.sub(short, str(text))
+
+
+def parse_value(text: str):
+    """A value as a CSV of claims stores it (JSON, or a word such as "nan") back as a value."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        try:
+            return float(text)
+        except (TypeError, ValueError):
+            return text
+
+
+def informative(claim: dict, why: str) -> bool:
+    """Whether a claim's reason says more than its value and threshold do (its seeds, its own
+    words): "meets > 0.999 with +1" says nothing a line with the value and the threshold does
+    not."""
+    threshold = str(claim.get("threshold"))
+    plain = ("meets " + threshold, "misses " + threshold, "holds", "does not hold")
+    return not why.startswith(plain)
 
 
 # Superscripts that Unicode has (no superscript q, no Greek but a few): a TeX superscript made only
@@ -68,24 +147,73 @@ def _text(text: str) -> str:
     return _rst_escape(unicode_math(text))
 
 
-_CAPTION_KINDS = (
-    ("paper", "Paper claims", "the reproduction evidence"),
-    ("control", "Positive controls", "the paper claim's test on the paper's reference; not "
-     "evidence, but a claim cannot fail where its control fails too"),
-    ("regime", "Regime checks", "the experiment reached the regime the paper's mechanism needs; "
-     "fixed in advance, not evidence"),
-    ("sanity", "Sanity checks", "the run is valid; not evidence for the paper"),
-    ("identity", "Identities", "true by construction; shown for reference, never counted"),
-)
+# the counted kinds of the tally, in its order (paper claims first: the evidence)
+_TALLY = (("regime", "Regime checks"), ("sanity", "Sanity checks"),
+          ("control", "Positive controls"))
+_CHECK = {"paper": "paper claim", "control": "positive control", "regime": "regime check",
+          "sanity": "sanity check", "identity": "identity"}  # fmt: skip
+_MARK = {"failed": "**FAIL**", "inconclusive": "*INCONCLUSIVE*", "void": "*VOID*"}
+# where every claim is listed, as the report names it
+CLAIMS_PAGE = "*0 – Claims summary* → *every claim*"
+
+
+def _measured(c: dict) -> str:
+    """"measured ``0.9988``, threshold ``> 0.999``" of a claim (its numbers shortened), or, for a
+    structural claim with no threshold of its own, "does not hold (``value``)"."""
+    value = short_value(c["value"], c["threshold"])
+    if str(c["threshold"]) in ("true", "True"):
+        return f"{'holds' if c['passed'] else 'does not hold'} (``{value}``)"
+    return f"measured ``{value}``, threshold ``{shorten_numbers(c['threshold'])}``"
+
+
+def _claimed(paper: list[dict]) -> str:
+    """What is claimed: each paper claim's id, statement and (where it is one) threshold."""
+    def one(c):
+        threshold = str(c["threshold"])
+        tail = ("" if threshold in ("true", "True")
+                else f" (threshold ``{shorten_numbers(threshold)}``)")  # fmt: skip
+        return f"``{c['id']}``: {_text(shorten_numbers(c['statement']))}{tail}"
+
+    return "**Claimed:** " + "; ".join(one(c) for c in paper) + "."
+
+
+def _not_held(claims: list[dict], verdict: dict, cause: dict, failed: list[str]) -> list[str]:
+    """One line per claim that did not pass, with its reason: the paper claims failed,
+    inconclusive and void (the void ones of one cause on one line, naming the check that voids
+    them), then the positive controls, then the failed regime and sanity checks (with their
+    statements: the caption does not list checks otherwise) and identities."""
+    lines, voided = [], {}
+    for kind in ("paper", "control", "regime", "sanity", "identity"):
+        for c in claims:
+            v = verdict[c["id"]]
+            if c["kind"] != kind or v == "passed":
+                continue
+            why = reason(c, v, cause[c["id"]] or failed)
+            if v == "void":
+                voided.setdefault((kind, why), []).append(c["id"])
+                continue
+            what = "" if kind == "paper" else f" ({_CHECK[kind]}): {_text(c['statement'])} —"
+            text = f"- {_MARK[v]} ``{c['id']}``{what or ':'} "
+            if v == "inconclusive":
+                text += _text(why.removeprefix("inconclusive: "))
+            else:
+                text += _measured(c) + (f"; {_text(why)}" if informative(c, why) else "")
+            lines.append(text)
+        for (k, why), ids in list(voided.items()):
+            if k == kind:
+                lines.append(f"- {_MARK['void']} {', '.join(f'``{i}``' for i in ids)}: "
+                             f"{_text(why.removeprefix('void: '))}")  # fmt: skip
+    return lines
 
 
 def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=None) -> None:
     """Report caption = the figure's static caption (the file ``template_path``, or ``text`` when
-    it is None) + the preset + the verdicts (:func:`attnbias.claims.core.verdicts`: a paper claim
-    of a figure that failed a sanity check is void), grouped by claim kind: paper claims first
-    (the evidence), then sanity checks, then identities (listed, never counted).  Every line ends
-with the reason for its verdict (:func:`attnbias.claims.core.reason`), and each failed or
-inconclusive paper claim gets one sentence after the tally."""
+    it is None: what is drawn), the run's notes (negative control, not the reference run), what is
+    claimed (each paper claim's statement and threshold), the preset and the tally of verdicts
+    (:func:`attnbias.claims.core.verdicts`: a paper claim of a figure that failed a sanity or
+    regime check is void), then one line per claim that did not pass, with its reason
+    (:func:`attnbias.claims.core.reason`).  Each thing once: the measured value of every claim,
+    passed ones included, is on the claims page (:data:`CLAIMS_PAGE`), not here."""
     static = Path(template_path).read_text() if template_path else text
     text = static.rstrip() + "\n\n"
     if claims_doc.get("control", "none") != "none":
@@ -103,7 +231,8 @@ inconclusive paper claim gets one sentence after the tally."""
         )
     preset = claims_doc.get("preset")
     claims = claims_doc["claims"]
-    groups = {k: [c for c in claims if c["kind"] == k] for k, _, _ in _CAPTION_KINDS}
+    kinds = ("paper", "control", "regime", "sanity", "identity")
+    groups = {k: [c for c in claims if c["kind"] == k] for k in kinds}
     unknown = [c["id"] for c in claims if c["kind"] not in groups]
     if unknown:
         raise ValueError(f"claims of unknown kind: {unknown}")
@@ -114,7 +243,7 @@ inconclusive paper claim gets one sentence after the tally."""
     bad = failed or regime
     void_by = ("sanity " if failed else "regime ") + ("checks " if len(bad) > 1 else "check ") + (
         ", ".join(f"``{x}``" for x in bad))  # fmt: skip
-    n = {k: Counter(verdict[c["id"]] for c in groups[k]) for k, _, _ in _CAPTION_KINDS}
+    n = {k: Counter(verdict[c["id"]] for c in groups[k]) for k in kinds}
     paper = (
         f"{n['paper']['passed']}/{len(groups['paper'])} passed, {n['paper']['failed']} failed, "
         f"{n['paper']['inconclusive']} inconclusive, {n['paper']['void']} void"
@@ -122,35 +251,17 @@ inconclusive paper claim gets one sentence after the tally."""
     )
     if is_not_measurable(claims_doc):
         paper = f"void: not measurable at these settings ({void_by} failed)"
+    if groups["paper"]:
+        text += _claimed(groups["paper"]) + "\n\n"
     tally = [f"**Paper claims:** {paper}."]
-    for kind, label in (("regime", "Regime checks"), ("sanity", "Sanity checks"),
-                        ("control", "Positive controls")):  # fmt: skip
+    for kind, label in _TALLY:
         if groups[kind] or kind == "sanity":
             tally.append(f"**{label}:** {n[kind]['passed']}/{len(groups[kind])} passed, "
                          f"{n[kind]['failed']} failed.")  # fmt: skip
     tally.append(f"**Identities (not evidence):** {len(groups['identity'])}.")
     text += f"**Preset:** {preset}.  " + "  ".join(tally) + "\n\n"
-    # one generated sentence per paper claim that does not hold on a valid run
-    why = [
-        f"``{c['id']}`` {'is inconclusive' if verdict[c['id']] == 'inconclusive' else 'fails'}: "
-        + _text(reason(c, verdict[c["id"]]).removeprefix("inconclusive: ")) + "."
-        for c in groups["paper"]
-        if verdict[c["id"]] in ("failed", "inconclusive")
-    ]
-    if why:
-        text += "**Why not held:** " + "  ".join(why) + "\n\n"
-    for kind, label, meaning in _CAPTION_KINDS:
-        if not groups[kind]:
-            continue
-        text += f"*{label}* ({meaning}):\n\n"
-        for c in groups[kind]:
-            v = verdict[c["id"]]
-            mark = {"passed": "PASS", "failed": "**FAIL**", "inconclusive": "*INCONCLUSIVE*",
-                    "void": "*VOID*"}[v]  # fmt: skip
-            text += (
-                f"- {mark} ``{c['id']}``: {_text(c['statement'])} — measured "
-                f"``{_short(c['value'])}``, threshold ``{c['threshold']}``; "
-                f"{_text(reason(c, v, cause[c['id']] or failed))}\n"
-            )
-        text += "\n"
+    lines = _not_held(claims, verdict, cause, failed)
+    if lines:
+        text += "**Not passed:**\n\n" + "\n".join(lines) + "\n\n"
+    text += f"Every claim with its measured value and threshold: {CLAIMS_PAGE}.\n"
     Path(out_path).write_text(text.rstrip() + "\n")

@@ -3,9 +3,11 @@
 :func:`landing_rst` writes the reStructuredText that the report's front page
 (``workflow/report/workflow.rst``) shows: the claims headline (paper claims passed / failed /
 inconclusive / void, :func:`attnbias.claims.summary.headline`), what *inconclusive* and *void*
-mean, and one row per figure in reading order (paper, figure linking to its picture in the
-report, paper claims passed / failed / inconclusive / void, sanity checks, and how its paper
-claims fared over seeds once ``snakemake robustness`` has run).
+mean, the counts per paper (paper claims by verdict, positive controls, regime and sanity
+checks), then one row per figure in reading order (paper, figure linking to its picture in the
+report, paper claims passed / failed / inconclusive / void with the check that voids them, regime
+and sanity checks, and how its paper claims fared over seeds once ``snakemake robustness`` has
+run).
 
 Two rules write it, each reading the other's table when it exists: the claims summary (with the
 robustness table of an earlier ``snakemake robustness``) and the robustness summary (with the
@@ -92,6 +94,39 @@ def _cell(text, role: str, marked: bool) -> str:
     return f":{role}:`{text}`" if marked else str(text)
 
 
+def _table_start() -> list[str]:
+    return [".. list-table::", "   :header-rows: 1", "   :widths: auto", "   :class: landing", ""]
+
+
+def _per_paper(summary: pd.DataFrame) -> list[str]:
+    """The counts per paper (:func:`attnbias.claims.summary.counts`) as an rST table: paper claims
+    passed / failed / inconclusive / void, then the positive controls (where any), regime and
+    sanity checks passed out of their total."""
+    per = counts(summary, ["paper"])
+    controls = bool(per.control_total.sum())
+    head = ["paper", "paper claims passed", "failed", "inconclusive", "void",
+            *(["positive controls"] if controls else []), "regime checks", "sanity checks"]
+    lines = ["**Per paper**", "", *_table_start()]
+    lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(head)]
+    for r in per.itertuples():
+        figures = ", ".join(x.split(" ", 1)[-1] for x in r.not_measurable.split(", "))
+        void = f"{r.paper_void}; {figures} not measurable" if r.not_measurable else (
+            str(r.paper_void))  # fmt: skip
+        cells = [
+            r.paper,
+            _cell(f"{r.paper_passed}/{r.paper_total}", "passed", r.paper_passed > 0),
+            _cell(r.paper_failed, "failed", r.paper_failed > 0),
+            _cell(r.paper_inconclusive, "inconclusive", r.paper_inconclusive > 0),
+            _cell(void, "void", void != "0"),
+            *([_cell(f"{r.control_passed}/{r.control_total}", "failed",
+                     r.control_passed < r.control_total)] if controls else []),
+            _cell(f"{r.regime_passed}/{r.regime_total}", "failed", r.regime_failed > 0),
+            _cell(f"{r.sanity_passed}/{r.sanity_total}", "failed", r.sanity_failed > 0),
+        ]  # fmt: skip
+        lines += [f"   {'*' if i == 0 else ' '} - {c}" for i, c in enumerate(cells)]
+    return [*lines, ""]
+
+
 def _rows(summary: pd.DataFrame | None, robust: pd.DataFrame | None) -> list[tuple[str, str]]:
     """(paper, figure) of every figure of either table: the summary's order, else reading order."""
     if summary is not None:
@@ -145,8 +180,9 @@ def landing_rst(
         lines += [
             f"*Inconclusive*: {INCONCLUSIVE_MEANING}.  *Void*: {VOID_MEANING}.  Evidence is what "
             "passed on valid runs only.  The table of "
-            f"{table} (statement, measured value, threshold, verdict) is under *0 – Claims "
-            "summary*; each figure's caption lists its own claims.",
+            f"{table} (statement, measured value, threshold, verdict; the failed, inconclusive "
+            "and void claims first) is under *0 – Claims summary*; each figure's caption names "
+            "its claims that did not pass, with the reason.",
             "",
         ]
     if robustness_headline:
@@ -159,13 +195,16 @@ def landing_rst(
         else None
     )
     seeds = figure_summary(robustness) if robustness is not None else {}
+    if summary is not None:
+        lines += _per_paper(summary)
     head = ["paper", "figure"]
     if per_fig is not None:
-        head += ["paper claims passed", "failed", "inconclusive", "void (failed sanity check)",
-                 "sanity checks"]
+        head += ["paper claims passed", "failed", "inconclusive", "void (the failed check)",
+                 "regime checks", "sanity checks"]
     if robustness is not None:
         head += ["paper claims over seeds (—: not in the robustness run)"]
-    lines += [".. list-table::", "   :header-rows: 1", "   :widths: auto", "   :class: landing", ""]
+    lines += ["**Per figure**", ""] if summary is not None else []
+    lines += _table_start()
     lines += [f"   {'*' if i == 0 else ' '} - {h}" for i, h in enumerate(head)]
     for paper, fig in _rows(summary, robustness):
         cells = [paper, _link(fig, png.format(paper=paper, fig=fig)) if png else fig]
@@ -180,6 +219,7 @@ def landing_rst(
                 _cell(r.paper_failed, "failed", r.paper_failed > 0),
                 _cell(r.paper_inconclusive, "inconclusive", r.paper_inconclusive > 0),
                 _cell(void, "void", void != "0"),
+                _cell(f"{r.regime_passed}/{r.regime_total}", "failed", r.regime_failed > 0),
                 _cell(f"{r.sanity_passed}/{r.sanity_total}", "failed", r.sanity_failed > 0),
             ]
         if robustness is not None:

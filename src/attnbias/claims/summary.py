@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import lock_provenance, natural_key
-from .caption import unicode_math
+from .caption import informative, parse_value, short_value, shorten_numbers, unicode_math
 from .core import KINDS, NOT_MEASURABLE, VERDICTS, reason, verdicts, void_causes, void_checks
 
 COLUMNS = [
@@ -56,20 +56,41 @@ INCONCLUSIVE_MEANING = (
 MARK = {"passed": "PASS", "failed": "FAIL", "inconclusive": "INCONCLUSIVE", "void": "VOID"}
 
 
-def _fmt(v) -> str:
+def _full(v) -> str:
+    """A claim's value as the CSV keeps it: full precision (JSON; a float as Python writes it)."""
     if isinstance(v, float):
-        return f"{v:.6g}"
-    if isinstance(v, list) and len(v) > 6:
-        return json.dumps(v[:6])[:-1] + ", …]"
-    return json.dumps(v) if not isinstance(v, str) else v
+        return repr(v)
+    return json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v
+
+
+def shown(value: str, threshold) -> str:
+    """A value of the table (:func:`summary_table`, full precision) as the pages show it: to 4
+    significant digits, kept on its side of the threshold
+    (:func:`attnbias.claims.caption.short_value`)."""
+    return short_value(parse_value(value), threshold)
+
+
+def _measured(r) -> str:
+    """"measured 0.9988, threshold > 0.999" of a row, or for a structural claim (no threshold of
+    its own, "true") "does not hold (value 1)"."""
+    value = shown(r.value, r.threshold)
+    if str(r.threshold) in ("true", "True"):
+        return f"{'holds' if r.verdict == 'passed' else 'does not hold'} (value {value})"
+    return f"measured {value}, threshold {_words(r.threshold)}"
+
+
+def _words(text) -> str:
+    """A statement, threshold or reason as the pages show it: long decimals shortened, TeX-like
+    math in Unicode (:func:`attnbias.claims.caption.unicode_math`)."""
+    return unicode_math(shorten_numbers(str(text)))
 
 
 def summary_table(claim_files) -> pd.DataFrame:
-    """One row per claim (columns :data:`COLUMNS`), with its verdict (passed / failed /
-    inconclusive / void), the reason for it in words and, for a void one, the failed sanity checks
-    (sanity, regime or positive control) that void it (``void_by``).  Papers in the order of
-    ``claim_files``, figures in reading order, and within a figure paper claims first, then sanity
-    checks, then identities."""
+    """One row per claim (columns :data:`COLUMNS`; its value at full precision, JSON), with its
+    verdict (passed / failed / inconclusive / void), the reason for it in words and, for a void
+    one, the failed checks (sanity, regime or positive control) that void it (``void_by``).
+    Papers in the order of ``claim_files``, figures in reading order, and within a figure the
+    kinds in the order of :data:`KINDS` (paper claims first, identities last)."""
     rows, papers = [], {}
     for f in claim_files:
         doc = json.loads(Path(f).read_text())
@@ -89,7 +110,7 @@ def summary_table(claim_files) -> pd.DataFrame:
                     "kind": c["kind"],
                     "claim": c["id"],
                     "statement": c["statement"],
-                    "value": _fmt(c["value"]),
+                    "value": _full(c["value"]),
                     "threshold": c["threshold"],
                     "verdict": verdict,
                     "reason": reason(c, verdict, cause or ()),
@@ -212,16 +233,73 @@ def _control_line(controlled: list[str]) -> str:
     )
 
 
+# A void paper claim's cause, by the kind of the check that voids it (core.void_checks): what that
+# check's failure means for the claims it voids.
+VOID_BY = {
+    "sanity": ("sanity check", "the run is not valid"),
+    "regime": ("regime check", "the run has not reached the regime the paper's mechanism needs"),
+    "control": ("positive control", "the same test on the paper's reference does not pass "
+                "either: not testable at this budget"),
+}  # fmt: skip
+
+
+def void_groups(df: pd.DataFrame) -> list[dict]:
+    """The void paper claims of ``df`` (:func:`summary_table`) grouped by figure and by the checks
+    that void them, in the table's order: ``paper``, ``figure``, ``by`` (the kind of check:
+    sanity, regime or control, :data:`VOID_BY`), ``checks`` (their rows, with statement, value and
+    threshold) and ``claims`` (the ids of the void claims)."""
+    rows = {(r.paper, r.figure, r.claim): r for r in df.itertuples()}
+    out = []
+    for (paper, figure, by), g in df[df.verdict == "void"].groupby(
+        ["paper", "figure", "void_by"], sort=False
+    ):
+        checks = [rows[(paper, figure, c)] for c in by.split(", ") if (paper, figure, c) in rows]
+        kind = checks[0].kind if checks else "sanity"
+        out.append(dict(paper=paper, figure=figure, by=kind if kind in VOID_BY else "sanity",
+                        checks=checks, claims=list(g.claim)))  # fmt: skip
+    return out
+
+
+def _void_line(v: dict) -> str:
+    """A void group (:func:`void_groups`) in Markdown: the figure, the claims it voids, the failed
+    checks with what they measured, and what that means."""
+    label, meaning = VOID_BY[v["by"]]
+    checks = "; ".join(
+        f"`{c.claim}` {c.verdict}{' too' if v['by'] == 'control' else ''} ({_words(c.statement)}: "
+        f"{_measured(c)})" for c in v["checks"]
+    )  # fmt: skip
+    plural = "s" if len(v["checks"]) > 1 else ""
+    return (f"- **{v['paper']} {v['figure']}**: " + ", ".join(f"`{c}`" for c in v["claims"])
+            + f" — {label}{plural} {checks}: {meaning}")  # fmt: skip
+
+
+def _why(r) -> str:
+    """A row's reason when it says more than its value and threshold (its seeds, its own words),
+    else ""."""
+    return _words(r.reason) if informative({"threshold": r.threshold}, r.reason) else ""
+
+
+def _kind_counts(df: pd.DataFrame, by: list[str]) -> tuple[pd.DataFrame, bool]:
+    """:func:`counts`, and whether any positive control is among them (its column is shown)."""
+    return counts(df, by), bool((df.kind == "control").any())
+
+
 def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) -> int:
     """Write the summary (``.md``, ``.csv`` and, with ``html_path``, the page the report shows
     inline, :func:`summary_html`); return the number of failed claims that gate the run (paper
     and sanity; a failed identity is a bug and gates too, see :func:`gate`; a void paper claim is
     counted by the failed sanity check that voids it).  ``shows``: which run the claims are from
-    (``preset``, ``control``, ``seed``, ``folder``), said in the summary's first line."""
+    (``preset``, ``control``, ``seed``, ``folder``), said in the summary's first line.
+
+    The Markdown reads in the order of the HTML page: the headline, the counts per paper, then
+    the claims that did not pass (failed, inconclusive, void with the check that voids them),
+    then the counts per figure and every claim.  Values are shown to 4 significant digits; the
+    CSV keeps them at full precision."""
     df = summary_table(claim_files)
     df.to_csv(csv_path, index=False)
     failed = df[df.verdict == "failed"]
     controlled = _controlled(df)
+    per_paper, with_controls = _kind_counts(df, ["paper"])
     lines = [
         "# Claims summary",
         "",
@@ -235,49 +313,39 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
         "",
         "## Per paper",
         "",
-        _md_row(["paper", "paper claims", "regime checks", "sanity checks",
-                 "identities (not counted)"]),  # fmt: skip
-        "|---|---|---|---|---|",
+        _md_row(["paper", "paper claims", *(["positive controls"] if with_controls else []),
+                 "regime checks", "sanity checks", "identities (not counted)"]),  # fmt: skip
+        "|---|---|---|---|---|" + ("---|" if with_controls else ""),
     ]
-    for _, r in counts(df, ["paper"]).iterrows():
-        lines.append(_md_row([r.paper, _paper_cell(r), _sanity_cell(r, "regime"), _sanity_cell(r),
+    for _, r in per_paper.iterrows():
+        lines.append(_md_row([r.paper, _paper_cell(r),
+                              *([_control_cell(r)] if with_controls else []),
+                              _sanity_cell(r, "regime"), _sanity_cell(r),
                               r.identities]))  # fmt: skip
-    lines += [
-        "",
-        "## Per figure",
-        "",
-        _md_row(["paper", "figure", "preset", "control", "paper claims", "regime checks",
-                 "sanity checks", "void by (failed checks)", "identities (not counted)"]),
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    first = df.groupby(["paper", "figure"])[["preset", "control"]].first()
-    for _, r in counts(df, ["paper", "figure"]).iterrows():
-        f = first.loc[(r.paper, r.figure)]
-        lines.append(
-            _md_row([r.paper, r.figure, f.preset, f.control, _paper_cell(r),
-                     _sanity_cell(r, "regime"), _sanity_cell(r), r.void_by, r.identities])
-        )
     lines.append("")
     for kind in KINDS:
         f = failed[failed.kind == kind]
         if not len(f):
             continue
         lines += [f"## Failed {KIND_LABEL[kind].lower()}", ""]
-        for _, r in f.iterrows():
+        for r in f.itertuples():
+            why = _why(r)
             lines.append(
-                f"- **{r.paper} {r.figure} `{r.claim}`**: {r.statement} — measured {r.value}, "
-                f"threshold {r.threshold}; {r.reason}"
+                f"- **{r.paper} {r.figure} `{r.claim}`**: {_words(r.statement)} — {_measured(r)}"
+                + (f"; {why}" if why else "")
             )
         lines.append("")
     unresolved = df[df.verdict == "inconclusive"]
     if len(unresolved):
         lines += ["## Inconclusive paper claims (the seeds do not resolve them)", ""]
-        lines += [f"- **{r.paper} {r.figure} `{r.claim}`**: {r.statement} — {r.reason}"
+        lines += [f"- **{r.paper} {r.figure} `{r.claim}`**"
+                  + ("" if r.kind == "paper" else f" ({KIND_LABEL[r.kind].lower()[:-1]})")
+                  + f": {_words(r.statement)} — threshold {_words(r.threshold)}; {_why(r)}"
                   for r in unresolved.itertuples()]  # fmt: skip
         lines.append("")
-    void = df[df.verdict == "void"]
+    void = void_groups(df)
     nm = counts(df, []).iloc[0]["not_measurable"]
-    if len(void) or nm:
+    if void or nm:
         lines += ["## Void paper claims (their figure failed a sanity or regime check, or their "
                   "positive control fails too)", ""]
         if nm:
@@ -285,22 +353,33 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
                 f"- **{nm}**: not measurable at its settings (sanity check `{NOT_MEASURABLE}`): "
                 "no paper claim was computed, every one is void"
             )
-        kind = {(r.paper, r.figure, r.claim): r.kind for r in df.itertuples()}
-        for (paper, figure, by), g in void.groupby(["paper", "figure", "void_by"], sort=False):
-            checks = by.split(", ")
-            what = kind.get((paper, figure, checks[0]), "sanity")
-            what = {"control": "positive control"}.get(what, what + " check")
-            lines.append(
-                f"- **{paper} {figure}**, {what}{'s' if len(checks) > 1 else ''} "
-                + ", ".join(f"`{c}`" for c in checks) + " failed: "
-                + ", ".join(f"`{c}` (measured {m}, threshold {t})"
-                            for c, m, t in zip(g.claim, g.value, g.threshold, strict=True))
-            )  # fmt: skip
+        lines += [_void_line(v) for v in void]
         lines.append("")
+    per_fig, _ = _kind_counts(df, ["paper", "figure"])
+    lines += [
+        "## Per figure",
+        "",
+        _md_row(["paper", "figure", "preset", "control", "paper claims",
+                 *(["positive controls"] if with_controls else []), "regime checks",
+                 "sanity checks", "void by (failed checks)", "identities (not counted)"]),
+        "|---|---|---|---|---|---|---|---|---|" + ("---|" if with_controls else ""),
+    ]  # fmt: skip
+    first = df.groupby(["paper", "figure"])[["preset", "control"]].first()
+    for _, r in per_fig.iterrows():
+        f = first.loc[(r.paper, r.figure)]
+        lines.append(
+            _md_row([r.paper, r.figure, f.preset, f.control, _paper_cell(r),
+                     *([_control_cell(r)] if with_controls else []),
+                     _sanity_cell(r, "regime"), _sanity_cell(r), r.void_by, r.identities])
+        )  # fmt: skip
+    lines.append("")
     cols = [c for c in COLUMNS if c not in ("preset", "control")]
     lines += ["## All claims", "", _md_row(cols), "|" + "---|" * len(cols)]
     for _, r in df.iterrows():
-        lines.append(_md_row([MARK[r[c]] if c == "verdict" else r[c] for c in cols]))
+        cell = {"verdict": MARK[r.verdict], "value": shown(r.value, r.threshold),
+                "statement": _words(r.statement), "threshold": _words(r.threshold),
+                "reason": _words(r.reason)}  # fmt: skip
+        lines.append(_md_row([cell.get(c, r[c]) for c in cols]))
     Path(md_path).write_text("\n".join(lines) + "\n")
     if html_path is not None:
         Path(html_path).write_text(summary_html(df, shows))
@@ -310,26 +389,51 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
 # The page is shown in the report's main panel, half the window beside the caption (800 px of a
 # 1,600 px screen): every table takes the panel's width with fixed columns and wraps its cells
 # (long ids, value lists and thresholds break anywhere), so nothing scrolls sideways.
-_CSS = """body{font-family:system-ui,sans-serif;font-size:13px;margin:12px;color:#111}
-table{border-collapse:collapse;margin:8px 0 18px;table-layout:fixed;width:100%}
+_CSS = """body{font-family:system-ui,sans-serif;font-size:13px;margin:12px;color:#111;
+line-height:1.35}h2{margin:4px 0 6px}h3{margin:18px 0 4px}p{margin:6px 0}
+table{border-collapse:collapse;margin:6px 0 14px;table-layout:fixed;width:100%}
 th,td{border:1px solid #ccc;padding:3px 5px;vertical-align:top;text-align:left;
 overflow-wrap:anywhere}th{background:#eee;position:sticky;top:0}
 td.passed{background:#e3f4e3}td.failed{background:#f9d6d5;font-weight:bold}
 td.inconclusive{background:#fdf0c8}td.void{background:#e4e4e4;
 color:#555;font-style:italic}tr.sanity td:first-child,tr.identity td:first-child{color:#555}
-span.kind{display:block;color:#555;font-size:11px}span.thr{color:#555}code{font-size:12px}"""
-# The page's tables, (heading, share of the width in %) per column.  Of every claim: the figure's
-# paper and id in one cell, the claim's kind under its id, the measured value then its threshold
-# (bracketed).
+span.kind{display:block;color:#555;font-size:11px}span.thr{color:#555}code{font-size:12px}
+nav{margin:6px 0 10px;color:#555}nav a{margin-right:10px}details{margin:6px 0;color:#333}
+details ul{margin:4px 0}td.num{text-align:right;font-variant-numeric:tabular-nums}"""
+# The page's tables, (heading, share of the width in %) per column.  Per paper and per figure:
+# the counts of paper claims by verdict, then the checks.  Of the claims that did not pass and of
+# every claim: the figure's paper and id in one cell, the claim's kind under its id, the measured
+# value then its threshold (bracketed).  Of the void claims: the checks that void them.
+PER_PAPER_COLUMNS = [
+    ("paper", 14), ("paper claims passed", 14), ("failed", 10), ("inconclusive", 14),
+    ("void", 10), ("positive controls passed", 13), ("regime checks passed", 12),
+    ("sanity checks passed", 13),
+]  # fmt: skip
 PER_FIGURE_COLUMNS = [
-    ("paper", 12), ("figure", 9), ("paper claims passed", 12), ("failed", 9),
-    ("inconclusive", 15), ("void", 8), ("sanity checks passed", 12),
-    ("void by (failed sanity checks)", 23),
+    ("paper", 12), ("figure", 8), ("paper claims passed", 11), ("failed", 8),
+    ("inconclusive", 14), ("void", 8), ("regime checks passed", 10),
+    ("sanity checks passed", 10), ("void by (failed checks)", 19),
+]  # fmt: skip
+NOT_PASSED_COLUMNS = [
+    ("figure", 11), ("claim", 18), ("statement", 27), ("measured (threshold)", 16),
+    ("reason", 28),
+]  # fmt: skip
+VOID_COLUMNS = [
+    ("figure", 11), ("void claims", 25), ("voided by (the failed check)", 22),
+    ("what the check measured (threshold)", 42),
 ]  # fmt: skip
 EVERY_CLAIM_COLUMNS = [
     ("figure", 11), ("claim", 18), ("verdict", 12), ("statement", 27),
     ("measured (threshold)", 16), ("reason", 16),
 ]  # fmt: skip
+
+
+def _fit(columns):
+    """Columns with their shares of the width scaled to add up to 100 % again (one left out)."""
+    total = sum(w for _, w in columns)
+    widths = [w * 100 // total for _, w in columns]
+    widths[0] += 100 - sum(widths)
+    return [(c, w) for (c, _), w in zip(columns, widths, strict=True)]
 
 
 def _td(text, cls="") -> str:
@@ -356,11 +460,50 @@ def _plain(markdown: str) -> str:
     return html.escape(markdown.replace("**", "").replace("`", ""))
 
 
+def _claim_cell(r) -> str:
+    return (f"<td><code>{_breakable(r.claim)}</code> "
+            f"<span class='kind'>{html.escape(r.kind)}</span></td>")  # fmt: skip
+
+
+def _measured_cell(r) -> str:
+    e = html.escape
+    return (f"<td>{e(shown(r.value, r.threshold))} "
+            f"<span class='thr'>({e(_words(r.threshold))})</span></td>")  # fmt: skip
+
+
+def _count_row(r, first_cells: list[str], controls: bool | None) -> str:
+    """The cells of a row of counts (:func:`counts`): paper claims by verdict, then the positive
+    controls (where ``controls``), regime and sanity checks passed out of their total.
+    ``controls`` None: a figure's row (no positive controls' column; a figure not measurable says
+    so in its void cell)."""
+    cells = "".join(_td(x) for x in first_cells)
+    cells += _td(f"{r.paper_passed}/{r.paper_total}", "passed" if r.paper_passed else "")
+    cells += _td(r.paper_failed, "failed" if r.paper_failed else "")
+    cells += _td(r.paper_inconclusive, "inconclusive" if r.paper_inconclusive else "")
+    if not r.not_measurable:
+        cells += _td(r.paper_void, "void" if r.paper_void else "")
+    elif controls is None:  # a figure's row
+        cells += _td("all: not measurable", "void")
+    else:  # a paper's row: its figures not measurable by their ids
+        figures = ", ".join(x.split(" ", 1)[-1] for x in r.not_measurable.split(", "))
+        cells += _td(f"{r.paper_void}; {figures} not measurable", "void")
+    if controls:
+        cells += _td(f"{r.control_passed}/{r.control_total}",
+                     "failed" if r.control_total > r.control_passed else "")  # fmt: skip
+    for kind in ("regime", "sanity"):
+        cells += _td(f"{r[kind + '_passed']}/{r[kind + '_total']}",
+                     "failed" if r[kind + "_failed"] else "")  # fmt: skip
+    return cells
+
+
 def summary_html(df: pd.DataFrame, shows=None) -> str:
-    """The summary as one self-contained HTML page (the report shows it inline): headline, what
-    the verdicts mean, one row per figure, then every claim with its verdict (six columns,
-    :data:`EVERY_CLAIM_COLUMNS`; math in Unicode, :func:`attnbias.claims.caption.unicode_math`).
-    Its tables fit the width of the report's panel: fixed columns, cells wrapped."""
+    """The summary as one self-contained HTML page (the report shows it inline), in the order a
+    reader needs it: headline; the counts per paper; the claims that did not pass — failed,
+    inconclusive, then void with the check that voids each group (sanity, regime or positive
+    control, :func:`void_groups`); the counts per figure; then every claim with its verdict (six
+    columns, :data:`EVERY_CLAIM_COLUMNS`).  Numbers to 4 significant digits, math in Unicode
+    (:func:`attnbias.claims.caption.unicode_math`); what the kinds and verdicts mean folded under
+    the headline.  Its tables fit the width of the report's panel: fixed columns, cells wrapped."""
     e = html.escape
     out = [
         "<!doctype html><html><head><meta charset='utf-8'><title>Claims summary</title>",
@@ -371,31 +514,79 @@ def summary_html(df: pd.DataFrame, shows=None) -> str:
     controlled = _controlled(df)
     if controlled:
         out.append(f"<p>{_plain(_control_line(controlled))}</p>")
-    out.append(f"<p><b>{e(headline(df))}</b></p><ul>")
+    failed, unresolved = df[df.verdict == "failed"], df[df.verdict == "inconclusive"]
+    void = void_groups(df)
+    nm = counts(df, []).iloc[0]["not_measurable"]
+    n_void = int((df.verdict == "void").sum())
+    sections = [
+        ("per-paper", "Per paper"),
+        *([("failed", f"Failed ({len(failed)})")] if len(failed) else []),
+        *([("inconclusive", f"Inconclusive ({len(unresolved)})")] if len(unresolved) else []),
+        *([("void", f"Void ({n_void})")] if void or nm else []),
+        ("per-figure", "Per figure"),
+        ("every-claim", f"Every claim ({len(df)})"),
+    ]
+    out.append(f"<p><b>{e(headline(df))}</b></p>")
+    out.append("<nav>" + "".join(f"<a href='#{a}'>{e(t)}</a>" for a, t in sections) + "</nav>")
+    out.append("<details><summary>What the kinds and verdicts mean</summary><ul>")
     out += [f"<li><b>{e(KIND_LABEL[k].lower())}</b>: {e(KIND_MEANING[k])}</li>" for k in KINDS]
     out += [f"<li><b>inconclusive</b>: {e(INCONCLUSIVE_MEANING)}</li>",
-            f"<li><b>void</b>: {e(VOID_MEANING)}</li></ul>", "<h3>Per figure</h3>"]
-    out.append(_table_head(PER_FIGURE_COLUMNS))
-    for _, r in counts(df, ["paper", "figure"]).iterrows():
-        out.append(
-            "<tr>" + _td(r.paper) + _td(r.figure)
-            + _td(f"{r.paper_passed}/{r.paper_total}", "passed" if r.paper_passed else "")
-            + _td(r.paper_failed, "failed" if r.paper_failed else "")
-            + _td(r.paper_inconclusive, "inconclusive" if r.paper_inconclusive else "")
-            + (_td("all: not measurable", "void") if r.not_measurable
-               else _td(r.paper_void, "void" if r.paper_void else ""))
-            + _td(f"{r.sanity_passed}/{r.sanity_total}", "failed" if r.sanity_failed else "")
-            + _td(r.void_by) + "</tr>"
-        )  # fmt: skip
-    out.append("</table><h3>Every claim</h3>" + _table_head(EVERY_CLAIM_COLUMNS))
-    for _, r in df.iterrows():
+            f"<li><b>void</b>: {e(VOID_MEANING)}</li></ul></details>"]
+    per_paper, controls = _kind_counts(df, ["paper"])
+    columns = _fit([c for c in PER_PAPER_COLUMNS if controls or not c[0].startswith("positive")])
+    out.append("<h3 id='per-paper'>Per paper</h3>" + _table_head(columns))
+    out += [f"<tr>{_count_row(r, [r.paper], controls)}</tr>" for _, r in per_paper.iterrows()]
+    out.append("</table>")
+    if len(failed):
+        out.append(f"<h3 id='failed'>Failed ({len(failed)})</h3>"
+                   "<p>Paper claims first, then the checks; a failed check voids its figure's "
+                   "paper claims (below).</p>" + _table_head(NOT_PASSED_COLUMNS))  # fmt: skip
+        for r in failed.itertuples():
+            out.append(f"<tr class='{r.kind}'>" + _td(f"{r.paper} {r.figure}") + _claim_cell(r)
+                       + _td(_words(r.statement)) + _measured_cell(r)
+                       + _td(_words(_why(r))) + "</tr>")  # fmt: skip
+        out.append("</table>")
+    if len(unresolved):
+        out.append(f"<h3 id='inconclusive'>Inconclusive ({len(unresolved)})</h3><p>"
+                   f"{e(INCONCLUSIVE_MEANING)}.</p>" + _table_head(NOT_PASSED_COLUMNS))
+        for r in unresolved.itertuples():
+            out.append(f"<tr class='{r.kind}'>" + _td(f"{r.paper} {r.figure}") + _claim_cell(r)
+                       + _td(_words(r.statement)) + _measured_cell(r)
+                       + _td(_words(r.reason.removeprefix("inconclusive: "))) + "</tr>")
+        out.append("</table>")
+    if void or nm:
+        out.append(f"<h3 id='void'>Void ({n_void})</h3><p>Neither passed nor failed: each group "
+                   "is voided by the check named (sanity: the run is not valid; regime: the run "
+                   "has not reached the regime the paper's mechanism needs; positive control: the "
+                   "same test on the paper's reference does not pass either).</p>"
+                   + _table_head(VOID_COLUMNS))  # fmt: skip
+        if nm:
+            out.append("<tr>" + _td(nm) + _td("every paper claim (none computed)", "void")
+                       + _td(f"sanity check {NOT_MEASURABLE}") + _td("not measurable at its "
+                       "settings") + "</tr>")  # fmt: skip
+        for v in void:
+            label, meaning = VOID_BY[v["by"]]
+            ids = ", ".join(f"<code>{_breakable(c)}</code>" for c in v["claims"])
+            checks = ", ".join(f"<code>{_breakable(c.claim)}</code>" for c in v["checks"])
+            what = "; ".join(
+                f"{e(_words(c.statement))}: {e(shown(c.value, c.threshold))} "
+                f"<span class='thr'>({e(_words(c.threshold))})</span>" for c in v["checks"]
+            )  # fmt: skip
+            out.append(
+                f"<tr>{_td(v['paper'] + ' ' + v['figure'])}<td class='void'>{ids}</td>"
+                f"<td>{e(label)} {checks} <span class='kind'>{e(meaning)}</span></td>"
+                f"<td>{what}</td></tr>"
+            )
+        out.append("</table>")
+    per_fig, _ = _kind_counts(df, ["paper", "figure"])
+    out.append("<h3 id='per-figure'>Per figure</h3>" + _table_head(PER_FIGURE_COLUMNS))
+    for _, r in per_fig.iterrows():
+        out.append(f"<tr>{_count_row(r, [r.paper, r.figure], None)}{_td(r.void_by)}</tr>")
+    out.append("</table><h3 id='every-claim'>Every claim</h3>" + _table_head(EVERY_CLAIM_COLUMNS))
+    for r in df.itertuples():
         cells = (
-            _td(f"{r.paper} {r.figure}")
-            + f"<td><code>{_breakable(r.claim)}</code> <span class='kind'>{e(r.kind)}</span></td>"
-            + _td(MARK[r.verdict], r.verdict)
-            + _td(unicode_math(r.statement))
-            + f"<td>{e(str(r.value))} <span class='thr'>({e(str(r.threshold))})</span></td>"
-            + _td(unicode_math(r.reason))
+            _td(f"{r.paper} {r.figure}") + _claim_cell(r) + _td(MARK[r.verdict], r.verdict)
+            + _td(_words(r.statement)) + _measured_cell(r) + _td(_words(r.reason))
         )
         out.append(f"<tr class='{r.kind}'>{cells}</tr>")
     out.append("</table></body></html>")
@@ -448,8 +639,8 @@ def gate(summary_csv, ok_path) -> None:
                     else "failed"
                 )
                 msg.append(
-                    f"  [{kind}] {r.paper} {r.figure} {r.claim} {why}: {r.value} "
-                    f"(threshold {r.threshold})"
+                    f"  [{kind}] {r.paper} {r.figure} {r.claim} {why}: "
+                    f"{shown(str(r.value), r.threshold)} (threshold {_words(r.threshold)})"
                 )
         unresolved = df[df.verdict == "inconclusive"]
         if len(unresolved):
