@@ -10,7 +10,7 @@ with rule_logging(snakemake) as log:  # noqa: F821
     out, about = snakemake.output, dict(snakemake.params.about)  # noqa: F821
     figures = [tuple(k) for k in about.pop("figures")]
     df = comparison(about["reference"], about["other"], figures)
-    write_comparison(df, about, out.md, out.csv, out.html)
+    write_comparison(df, about, out.md, out.csv, out.html, pictures=out.pairs)
     log.info("%d claims of %d figures compared; %d changed verdict", len(df), len(figures),
              int(df.verdict_changed.sum()))  # fmt: skip
     for paper, fig in figures:
@@ -22,3 +22,7 @@ with rule_logging(snakemake) as log:  # noqa: F821
             f"{out.pairs}/{paper}/{fig}.png",
         )
     log.info("wrote %s, %s and %d figure pairs in %s", out.md, out.csv, len(figures), out.pairs)
+# on the console (Snakemake shows a job's stdout; the log above has the rest): where to look
+changed = int(df.verdict_changed.sum())
+print(f"compare: {len(df)} claims of {len(figures)} figure(s), {changed} changed verdict; read "
+      f"{out.md} (pictures in {out.pairs}/)", flush=True)  # fmt: skip
