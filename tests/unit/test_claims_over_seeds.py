@@ -129,4 +129,4 @@ def test_claim_file_and_caption_carry_every_seed_verdict_and_reason(tmp_path):
     text = out.read_text()
     assert "0/1 passed, 0 failed, 1 inconclusive, 0 void" in text
     assert "*INCONCLUSIVE* ``gain``" in text and "1 ✗ -0.1" in text
-    assert "- *INCONCLUSIVE* ``gain``: seeds disagree" in text  # once, with its reason
+    assert "- *INCONCLUSIVE* ``gain``: a gain — seeds disagree" in text  # once, with its reason

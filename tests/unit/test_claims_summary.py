@@ -339,24 +339,25 @@ def test_summary_rejects_records_without_kind(tmp_path):
 
 
 def test_caption_says_each_thing_once(claim_files, tmp_path):
-    """The caption: what is drawn (the template), what is claimed (each paper claim's statement),
-    the tally, then one line per claim that did not pass with its reason; every measured value of
-    a claim that passed is on the claims page, not here (no per-claim list)."""
+    """The caption: what is drawn (the template), what is claimed (the paper claims' ids),
+    the tally, then one line per claim that did not pass with its statement and reason; the
+    statement and value of a claim that passed are on the claims page, not here."""
     tmpl = tmp_path / "cap.rst"
     tmpl.write_text("What is plotted.\n")
     out = tmp_path / "out.rst"
     doc = json.loads(Path(claim_files[0]).read_text())
     render_caption(tmpl, doc, {}, out)
     text = out.read_text()
-    assert text.startswith("What is plotted.\n\n**Claimed:** ``p1``: statement of p1; ``p2``: "
-                           "statement of p2.\n\n")  # fmt: skip
+    assert text.startswith("What is plotted.\n\n**Claimed:** ``p1``, ``p2``.\n\n")
     assert "**Paper claims:** 1/2 passed, 1 failed, 0 inconclusive, 0 void." in text
     assert "**Sanity checks:** 1/1 passed, 0 failed." in text
     assert "**Identities (not evidence):** 1." in text
     not_passed = text[text.index("**Not passed:**"):]
-    assert not_passed.splitlines()[2] == "- **FAIL** ``p2``: does not hold (``1``)"
+    assert not_passed.splitlines()[2] == "- **FAIL** ``p2``: statement of p2 — does not hold " \
+        "(``1``)"  # fmt: skip
     assert text.count("``p2``") == 2  # claimed, then why it did not pass: once each
     assert text.count("``p1``") == 1 and "``s1``" not in text and "``i1``" not in text
+    assert "statement of p1" not in text  # a passed claim's statement: on the claims page
     assert "PASS" not in text and "Why not held" not in text
     assert text.rstrip().endswith("Every claim with its measured value and threshold: *0 – Claims "
                                   "summary* → *every claim*.")  # fmt: skip
@@ -389,7 +390,8 @@ def test_caption_keeps_a_value_on_its_side_of_the_threshold(tmp_path):
         _measured("near", 0.99899123456789, ">", 0.999).to_dict()]}  # fmt: skip
     render_caption(None, doc, {}, tmp_path / "c.rst", text="Fig.")
     text = (tmp_path / "c.rst").read_text()
-    assert "- **FAIL** ``near``: measured ``0.99899``, threshold ``> 0.999``" in text
+    assert "- **FAIL** ``near``: cos(p_1000, GMM) of near — measured ``0.99899``, threshold " \
+        "``> 0.999``" in text  # fmt: skip
     assert "0.99899123" not in text
 
 

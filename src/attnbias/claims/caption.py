@@ -1,9 +1,9 @@
 """A figure's report caption, and how every page of the report writes claims' numbers.
 
-The caption (:func:`render_caption`) says each thing once: what is drawn (the figure's static
-caption), what is claimed (each paper claim's statement and threshold), the tally of verdicts and
-one line per claim that did not pass (failed, inconclusive or void, and the failed checks) with its
-reason; every claim with its measured value is on the claims page
+The caption (:func:`render_caption`) says each thing once: what is drawn and what it checks (the
+figure's static caption), what is claimed (the paper claims' ids), the tally of verdicts and one
+line per claim that did not pass (failed, inconclusive or void, and the failed checks) with
+its statement and reason; every claim with its measured value is on the claims page
 (:func:`attnbias.claims.summary.summary_html`).  The plot rule writes it beside the figure
 (``scripts/plot.py``); the verdicts come from :func:`attnbias.claims.core.verdicts`, so a caption
 counts passed / failed / void exactly as the claims summary and the landing page do.
@@ -167,21 +167,16 @@ def _measured(c: dict) -> str:
 
 
 def _claimed(paper: list[dict]) -> str:
-    """What is claimed: each paper claim's id, statement and (where it is one) threshold."""
-    def one(c):
-        threshold = str(c["threshold"])
-        tail = ("" if threshold in ("true", "True")
-                else f" (threshold ``{shorten_numbers(threshold)}``)")  # fmt: skip
-        return f"``{c['id']}``: {_text(shorten_numbers(c['statement']))}{tail}"
-
-    return "**Claimed:** " + "; ".join(one(c) for c in paper) + "."
+    """What is claimed: the paper claims' ids (the static caption says what they check; their
+    statements and values are on the claims page, and in the lines of those that did not pass)."""
+    return "**Claimed:** " + ", ".join(f"``{c['id']}``" for c in paper) + "."
 
 
 def _not_held(claims: list[dict], verdict: dict, cause: dict, failed: list[str]) -> list[str]:
-    """One line per claim that did not pass, with its reason: the paper claims failed,
-    inconclusive and void (the void ones of one cause on one line, naming the check that voids
-    them), then the positive controls, then the failed regime and sanity checks (with their
-    statements: the caption does not list checks otherwise) and identities."""
+    """One line per claim that did not pass, with its statement and reason: the paper claims
+    failed, inconclusive and void (the void ones of one cause on one line, by id, naming the check
+    that voids them), then the positive controls, the failed regime and sanity checks and
+    identities."""
     lines, voided = [], {}
     for kind in ("paper", "control", "regime", "sanity", "identity"):
         for c in claims:
@@ -192,8 +187,8 @@ def _not_held(claims: list[dict], verdict: dict, cause: dict, failed: list[str])
             if v == "void":
                 voided.setdefault((kind, why), []).append(c["id"])
                 continue
-            what = "" if kind == "paper" else f" ({_CHECK[kind]}): {_text(c['statement'])} —"
-            text = f"- {_MARK[v]} ``{c['id']}``{what or ':'} "
+            what = "" if kind == "paper" else f" ({_CHECK[kind]})"
+            text = f"- {_MARK[v]} ``{c['id']}``{what}: {_text(shorten_numbers(c['statement']))} — "
             if v == "inconclusive":
                 text += _text(why.removeprefix("inconclusive: "))
             else:
@@ -208,8 +203,8 @@ def _not_held(claims: list[dict], verdict: dict, cause: dict, failed: list[str])
 
 def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=None) -> None:
     """Report caption = the figure's static caption (the file ``template_path``, or ``text`` when
-    it is None: what is drawn), the run's notes (negative control, not the reference run), what is
-    claimed (each paper claim's statement and threshold), the preset and the tally of verdicts
+    it is None: what is drawn and what it checks), the run's notes (negative control, not the reference run), what is
+    claimed (the paper claims' ids), the preset and the tally of verdicts
     (:func:`attnbias.claims.core.verdicts`: a paper claim of a figure that failed a sanity or
     regime check is void), then one line per claim that did not pass, with its reason
     (:func:`attnbias.claims.core.reason`).  Each thing once: the measured value of every claim,
