@@ -78,7 +78,8 @@ def test_every_claim_passes(run_dir):
             # also records each seed, the rule that combined them and its outcome
             # (docs/outputs.md#claims-over-seeds); all three or none
             base = {"id", "kind", "statement", "value", "threshold", "passed", "verdict", "reason"}
-            assert set(c) in (base, base | {"seeds", "rule", "outcome"}), set(c) ^ base
+            keys = set(c) - {"positive_control"}  # a paper claim's link to its positive control
+            assert keys in (base, base | {"seeds", "rule", "outcome"}), set(c) ^ base
             assert c["verdict"] in ("passed", "failed", "inconclusive", "void") and c["reason"]
             if "seeds" in c:
                 assert len(c["seeds"]) >= 2 and c["rule"], c
@@ -86,7 +87,7 @@ def test_every_claim_passes(run_dir):
                 # no claim whose seeds disagree in outcome counts as a pass
                 if len({r["passed"] for r in c["seeds"].values()}) > 1:
                     assert c["verdict"] != "passed", c
-            assert c["kind"] in ("paper", "sanity", "identity")
+            assert c["kind"] in ("paper", "control", "regime", "sanity", "identity")
             # over the CI size's three short seeds an effect may stay unresolved (inconclusive:
             # the seeds disagree); it must never be resolved against the paper (failed)
             if c["verdict"] == "inconclusive":
@@ -157,8 +158,8 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
         paper = [c for c in doc["claims"] if c["kind"] == "paper"]
         assert paper, f"{key}: no paper claim to test under the control"
         problems += [(*key, c["id"], "passes under the control") for c in paper if c["passed"]]
-        failed_sanity = [(*key, c["id"], "sanity fails")
-                         for c in doc["claims"] if c["kind"] == "sanity" and not c["passed"]]
+        failed_sanity = [(*key, c["id"], f"{c['kind']} fails") for c in doc["claims"]
+                         if c["kind"] in ("sanity", "regime") and not c["passed"]]  # fmt: skip
         # the stochastic stand-ins' sanity verdicts are recorded, not asserted (STOCHASTIC)
         (unasserted if key in STOCHASTIC else problems).extend(failed_sanity)
     assert controlled == CONTROLLED, controlled ^ CONTROLLED
@@ -203,13 +204,17 @@ def test_figures_and_data_exist(run_dir):
     m = re.search(r"Paper claims: (\d+)/(\d+) passed, (\d+) failed, (\d+) inconclusive, "
                   r"(\d+) void", summary)
     assert m and int(m[2]) - int(m[1]) == int(m[3]) + int(m[4]) + int(m[5]), m and m[0]
-    # void: exactly the paper claims of the figures with a failed sanity check, all stochastic
+    # void: exactly the paper claims of the figures with a failed sanity or regime check (all
+    # stochastic), and those whose positive control fails too (core.void_causes)
     docs = [json.loads(f.read_text()) for f in (run_dir / "results" / "claims").glob("*/*.json")]
     invalid = [
-        d for d in docs if any(c["kind"] == "sanity" and not c["passed"] for c in d["claims"])
-    ]
+        d for d in docs
+        if any(c["kind"] in ("sanity", "regime") and not c["passed"] for c in d["claims"])
+    ]  # fmt: skip
     assert {(d["paper"], d["figure"]) for d in invalid} <= STOCHASTIC
     void = sum(c["kind"] == "paper" for d in invalid for c in d["claims"])
+    void += sum(c["kind"] == "paper" and c["verdict"] == "void"
+                for d in docs if d not in invalid for c in d["claims"])  # fmt: skip
     assert int(m[5]) == void, (m[0], void)
     unasserted = sum(
         c["verdict"] == "failed" and _unasserted(d["paper"], d["figure"], c)

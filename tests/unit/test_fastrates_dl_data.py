@@ -292,3 +292,26 @@ def test_fig7_trains_on_cifar10_in_the_hub_layout(tmp_path):
     assert sum(meta["data_info"]["class_counts"]) == 10  # the "trained" check's baseline
     assert meta["stand_in"] is None and meta["augment"] == {"pad": 4, "flip": True}
     assert df.step.tolist() == [0, 2] and df.test_acc.notna().all()
+
+
+def test_image_training_subsample_keeps_every_class_share():
+    """fastrates Fig 7's n_train: a fixed-seed subsample of the training images (after the
+    validation split is held out), each class in its share; null keeps them all."""
+    import numpy as np
+    import torch
+
+    from attnbias.experiments.fastrates.image import _image_splits
+
+    _, full, val, _ = _image_splits("digits", None, 200, 0)
+    _, sub, val2, _ = _image_splits("digits", None, 200, 0, n_train=250)
+    assert len(sub["y"]) == 250 and torch.equal(val["y"], val2["y"])
+    share = np.bincount(full["y"].numpy(), minlength=10) / len(full["y"])
+    counts = np.bincount(sub["y"].numpy(), minlength=10)
+    assert np.all(np.abs(counts - 250 * share) < 1.0)
+    # the subsample is part of the full training split, and the same on every call
+    rows = {tuple(x.flatten().tolist()) for x in full["x"]}
+    assert all(tuple(x.flatten().tolist()) in rows for x in sub["x"])
+    _, again, _, _ = _image_splits("digits", None, 200, 0, n_train=250)
+    assert torch.equal(again["x"], sub["x"])
+    with pytest.raises(ValueError, match="more than the"):
+        _image_splits("digits", None, 200, 0, n_train=10_000)

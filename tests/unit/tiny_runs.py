@@ -21,7 +21,8 @@ TEXT_FILL = dict(
     ckpt_every=50,
 )  # fmt: skip
 IMAGE_FILL = dict(
-    source=None, dropout=0.0, select_at=None, select_on="train_loss", augment_pad=0, augment_flip=False, data_seed=0,
+    source=None, dropout=0.0, n_train=None, select_at=None, select_on="train_loss", augment_pad=0,
+    augment_flip=False, data_seed=0,
     probe_steps=10, compile=False,
 )  # fmt: skip
 FIG6_FILL = dict(

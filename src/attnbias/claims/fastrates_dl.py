@@ -156,8 +156,8 @@ def grad_norm_fall(df: pd.DataFrame, opt: str) -> float:
 def _regime_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
     """Regime checks (kind ``regime``) of one seed's runs: SGD has learned (final train loss at most
     :data:`LEARNED_SHARE` × H, the class-prior loss) and its gradients have fallen (late median
-    ‖g_B‖ at most :data:`GRAD_FALL` × the early one).  Not under the negative control, where the
-    regime is that of the uncontrolled run (its SGD and AdamW are the same runs)."""
+    ‖g_B‖ at most :data:`GRAD_FALL` × the early one).  Under the negative control too: its SGD is
+    the default run's, and a control's failures count only in the regime."""
     out: list[Claim] = []
     if "sgd" not in meta["optimizers"]:
         return out

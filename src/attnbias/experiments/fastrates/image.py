@@ -24,10 +24,13 @@ from .runs import (
 )
 
 
-def _image_splits(dataset: str, source: str | None, n_val: int, data_seed: int):
+def _image_splits(
+    dataset: str, source: str | None, n_val: int, data_seed: int, n_train: int | None = None
+):
     """(train, val, test) image tensors and the normalisation: the offline digits (8×8, stratified
     80/20 split) or CIFAR-10 from the hub; the validation split is held out from train (fixed
-    seed)."""
+    seed), and ``n_train`` (None: all) of the rest are trained on, a fixed-seed subsample with
+    every class in its share."""
     import torch
 
     from ...data.images import CIFAR10_HUB, digits16, load_cifar10
@@ -43,6 +46,19 @@ def _image_splits(dataset: str, source: str | None, n_val: int, data_seed: int):
     val_idx = torch.from_numpy(np.sort(rng.choice(n, size=n_val, replace=False)))
     keep = torch.ones(n, dtype=torch.bool)
     keep[val_idx] = False
+    if n_train is not None:
+        rest = torch.nonzero(keep).flatten().numpy()
+        if n_train > len(rest):
+            raise ValueError(f"n_train={n_train} is more than the {len(rest)} training images")
+        # stratified: each class keeps its share (the rounding remainder to the largest classes)
+        y_rest = sp.y_train[rest].numpy()
+        classes, counts = np.unique(y_rest, return_counts=True)
+        take = np.floor(counts * n_train / len(rest)).astype(int)
+        take[np.argsort(-counts, kind="stable")[: n_train - take.sum()]] += 1
+        chosen = [rng.choice(rest[y_rest == c], size=k, replace=False)
+                  for c, k in zip(classes, take, strict=True)]  # fmt: skip
+        keep[:] = False
+        keep[torch.from_numpy(np.concatenate(chosen))] = True
     x_tr, y_tr = sp.normalise(sp.x_train[keep]), sp.y_train[keep]
     x_va, y_va = sp.normalise(sp.x_train[val_idx]), sp.y_train[val_idx]
     test = {"x": sp.normalise(sp.x_test), "y": sp.y_test}
@@ -63,6 +79,7 @@ class ImageSettings(ViTShape):
     augment_pad: int
     augment_flip: bool
     n_val: int
+    n_train: int | None
     select_at: int | None
     select_on: str
     data_seed: int
@@ -101,7 +118,7 @@ def train_image(
     if not 0 < select_at <= s.epochs:
         raise ValueError("select_at must be an epoch within the run")
     device = engine.resolve_device(accelerator)
-    sp, train, val, test = _image_splits(s.dataset, s.source, s.n_val, s.data_seed)
+    sp, train, val, test = _image_splits(s.dataset, s.source, s.n_val, s.data_seed, s.n_train)
     channels = sp.x_train.shape[1]
     if sp.x_train.shape[-1] != s.image_size:
         width = sp.x_train.shape[-1]
