@@ -203,12 +203,12 @@ def _not_held(claims: list[dict], verdict: dict, cause: dict, failed: list[str])
 
 def render_caption(template_path, claims_doc: dict, meta: dict, out_path, text=None) -> None:
     """Report caption = the figure's static caption (the file ``template_path``, or ``text`` when
-    it is None: what is drawn and what it checks), the run's notes (negative control, not the reference run), what is
-    claimed (the paper claims' ids), the preset and the tally of verdicts
+    it is None: what is drawn and what it checks), the run's notes (negative control, not the
+    reference run), what is claimed (the paper claims' ids), the preset and the tally of verdicts
     (:func:`attnbias.claims.core.verdicts`: a paper claim of a figure that failed a sanity or
-    regime check is void), then one line per claim that did not pass, with its reason
-    (:func:`attnbias.claims.core.reason`).  Each thing once: the measured value of every claim,
-    passed ones included, is on the claims page (:data:`CLAIMS_PAGE`), not here."""
+    regime check is void), then one line per claim that did not pass, with its statement and
+    reason (:func:`attnbias.claims.core.reason`).  Each thing once: the statement and measured
+    value of a claim that passed are on the claims page (:data:`CLAIMS_PAGE`), not here."""
     static = Path(template_path).read_text() if template_path else text
     text = static.rstrip() + "\n\n"
     if claims_doc.get("control", "none") != "none":
