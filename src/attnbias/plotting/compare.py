@@ -195,6 +195,8 @@ def _laid_out_alike(ref_fig, other_fig) -> None:
     other_fig.set_layout_engine("none")
     for ra, oa in zip(ref_fig.axes, other_fig.axes, strict=True):
         oa.set_position(ra.get_position(original=True))
+    if ref_fig._suptitle is not None and other_fig._suptitle is not None:  # constrained layout
+        other_fig._suptitle.set_position(ref_fig._suptitle.get_position())  # moves it too
 
 
 def crop(*images: np.ndarray, margin: int = 12) -> list[np.ndarray]:

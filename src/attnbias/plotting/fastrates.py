@@ -19,7 +19,17 @@ import numpy as np
 from matplotlib.ticker import FixedLocator, NullLocator
 
 from ..analysis.fastrates import DL_LABELS, LABELS, METHODS, RATE_COLUMNS, rate_table
-from .style import METHOD_COLORS, draw_band, log_floor, new_figure, seed_band, seeds_of, suptitle
+from .style import (
+    GRID_WIDTH,
+    METHOD_COLORS,
+    draw_band,
+    figure_legend,
+    log_floor,
+    new_figure,
+    seed_band,
+    seeds_of,
+    suptitle,
+)
 
 CLIP = -300.0  # log10 values are drawn as 10^max(v, CLIP) (no underflow), then at the panel's floor
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
@@ -74,14 +84,14 @@ def _decade_ticks(ax, max_ticks: int = 7) -> None:
     ax.yaxis.set_minor_locator(NullLocator())
 
 
-def _axes(ax, title, ylabel, logy=True, top=None):
+def _axes(ax, title, ylabel, logy=True, top=None, floor_fontsize=5.5):
     ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
     if top is not None:
         ax.set_ylim(top=top)
     if logy:
-        log_floor(ax)
+        log_floor(ax, fontsize=floor_fontsize)
         _decade_ticks(ax)
     ax.set_xlabel("iteration t")
     ax.set_ylabel(ylabel)
@@ -319,12 +329,12 @@ def _grids_text(meta: dict) -> str:
 
 def _dl_figure(df, meta, title: str):
     """Train loss, train accuracy, test loss and test accuracy per optimiser (the grid value chosen
-    on the validation split drawn solid; the other grid values thin and faint)."""
+    on the validation split drawn solid; the other grid values thin and faint), a 2 × 2 grid with
+    the legend under it (legible at the report's width: :data:`.style.GRID_WIDTH`)."""
     x_unit = meta.get("x_unit", "steps")
     xcol = "epoch" if x_unit == "epochs" else "step"
-    ratios = {"width_ratios": [1, 1, 1, 1, 0.62]}
-    fig, all_axes = new_figure(14.5, 3.1, ncols=5, gridspec_kw=ratios)
-    axes, legend_ax = all_axes[:4], all_axes[4]
+    fig, axes = new_figure(GRID_WIDTH, 6.6, ncols=2, nrows=2, layout="constrained")
+    axes = axes.ravel()
     panels = [
         ("train_loss", "(a) train loss", "cross-entropy"),
         ("train_acc", "(b) train accuracy", "accuracy"),
@@ -362,17 +372,9 @@ def _dl_figure(df, meta, title: str):
             if v.size:
                 pad = 0.1 * max(float(v.max() - v.min()), 1e-3)
                 ax.set_ylim(max(0.0, float(v.min()) - pad), float(v.max()) + pad)
-    legend_ax.axis("off")
     handles, labels = axes[2].get_legend_handles_labels()
-    legend_ax.legend(
-        handles,
-        labels,
-        loc="center left",
-        fontsize=7,
-        title="chosen values",
-        title_fontsize=7,
-        frameon=False,
-    )
+    figure_legend(fig, handles, labels, ncols=2, fontsize=8, title="chosen values",
+                  title_fontsize=8)  # fmt: skip
     sel = meta.get("select_at")
     where = f"{x_unit[:-1]} {sel}" if sel else "the end"
     over = (
@@ -399,11 +401,11 @@ def _text_title(number: int, task: str, meta: dict) -> str:
         cut = f", first {meta['layers']} of 6 layers" if meta.get("layers", 6) != 6 else ""
         return (
             f"Fig {number} (paper: BERT on {task}): fine-tuning the pretrained MiniLM-L6 "
-            f"({meta['parameters'] / 1e6:.1f} M parameters{cut}){size}"
+            f"({meta['parameters'] / 1e6:.1f}\u00a0M parameters{cut}){size}"
         )
     return (
         f"Fig {number}: fine-tuning {meta['model']} "
-        f"({meta['parameters'] / 1e6:.0f} M parameters) on {task}{size}"
+        f"({meta['parameters'] / 1e6:.0f}\u00a0M parameters) on {task}{size}"
     )
 
 
@@ -435,7 +437,8 @@ def fig7(fig7):
 def fig6(fig6):
     """[proposal] Fig 6: joint (W, u) training on MNIST (or digits) 0 vs 1."""
     df, meta = fig6
-    fig, axes = new_figure(11.0, 2.9, ncols=4)
+    fig, axes = new_figure(GRID_WIDTH, 6.2, ncols=2, nrows=2, layout="constrained")
+    axes = axes.ravel()
     sel = df.selected.astype(bool) if "selected" in df else df.method.notna()
     for m in METHODS:
         c = METHOD_COLORS[m]
@@ -452,12 +455,12 @@ def fig6(fig6):
         axes[2].plot(w.t, w.norm_W, color=c, label=f"{LABELS[m]} ‖W‖")
         axes[2].plot(u.t, u.norm_u, color=c, ls="--", label=f"{LABELS[m]} ‖u‖")
         axes[3].plot(d.t, d.max_attn, color=c)
-    _axes(axes[0], "(a) train loss", "L(W_t, u_t)", top=10.0 ** (float(df.log10_loss.max()) + 0.3))
-    _axes(axes[1], "(b) accuracy", "accuracy (test solid, train dotted)", logy=False)
-    _axes(axes[2], "(c) norms", "‖W_t‖_F (solid), ‖u_t‖ (dashed)")
+    top = 10.0 ** (float(df.log10_loss.max()) + 0.3)
+    _axes(axes[0], "(a) train loss", "L(W_t, u_t)", top=top, floor_fontsize=7)
+    _axes(axes[1], "(b) accuracy", "accuracy\n(test solid, train dotted)", logy=False)
+    _axes(axes[2], "(c) norms", "‖W_t‖_F (solid),\n‖u_t‖ (dashed)", floor_fontsize=7)
     _axes(axes[3], "(d) attention sparsity", "mean max_τ s_τ", logy=False)
-    axes[0].legend(loc="center left")  # clear of the floor
-    axes[2].legend(loc="upper left", ncol=2, fontsize=5.5)
+    figure_legend(fig, *axes[0].get_legend_handles_labels(), ncols=3, fontsize=8)
     what = "MNIST" if meta["dataset"] == "mnist" else "digits"
     head = (
         f"[proposal] Fig 6: Φ(X) = uᵀXᵀsoftmax(XWx₁) on {what} 0 vs 1 "

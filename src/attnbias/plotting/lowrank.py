@@ -12,14 +12,26 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib import colormaps
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
 from ..analysis.lowrank import (
     final_rows,
     table1_summary,
 )
 from ..io import arr
-from .style import draw_band, log_floor, new_figure, seed_band, seeds_note, suptitle
+from .style import (
+    GRID_WIDTH,
+    draw_band,
+    figure_legend,
+    legend_below,
+    log_floor,
+    new_figure,
+    seed_band,
+    seeds_note,
+    suptitle,
+)
 
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
 _NO_DECAY = "every run trained with the swept attention weight decay at 0 (λ labels kept)"
@@ -187,14 +199,18 @@ IMB = {"pv": "$\\|P^{h\\top}P^h - W_V^hW_V^{h\\top}\\|_F$",
 
 def fig2(fig2):
     """Fig 2: associative recall: rank and accuracy against λ; curves are the seed mean with the
-    seeds' min–max band, the spectra those of the first seed."""
+    seeds' min–max band, the spectra those of the first seed.  Panels (a)–(f) in a 3 × 2 grid
+    (legible at the report's width), (a)'s legend under it, the λ legend of (b)–(f) under the
+    grid."""
     df, meta = fig2
     solved_acc = float(meta["solved_acc"])
     lr = float(meta["lr"])
     last = final_rows(df)
     lams = sorted(df.lam.unique())
     col = _lam_colors(lams)
-    fig, axes = new_figure(11.0, 6.2, ncols=3, nrows=2)
+    fig, grid = new_figure(GRID_WIDTH, 9.0, ncols=2, nrows=3, layout="constrained")
+    # (a)-(f) read row by row
+    axes = np.array([[grid[0, 0], grid[0, 1], grid[1, 0]], [grid[1, 1], grid[2, 0], grid[2, 1]]])
     ax = axes[0, 0]
     acc = seed_band(last[last["product"] == "pv"], ["lam"], "accuracy")
     for product, c in (("pv", "tab:blue"), ("kq", "tab:orange")):
@@ -209,12 +225,19 @@ def fig2(fig2):
     ax.set(xlabel="λ (AdamW, attention matrices)",
            ylabel=f"rank, mean over heads (max {d_head})", ylim=(0, d_head + 1),
            title="(a) rank at the end vs λ")
-    ax.legend(loc="lower left", fontsize=6)
     tw = ax.twinx()
     draw_band(tw, acc.index, acc, "tab:green", marker="d", ls=":", ms=4)
     tw.set_ylim(0, 1.05)
     tw.set_ylabel("recall accuracy (green)", color="tab:green")
     tw.grid(False)
+    pv_kq = ax.get_legend_handles_labels()[0]  # PV's two ranks, then KQ's: a column each
+    handles = [*pv_kq[:2],
+               Line2D([], [], color="tab:green", marker="d", ls=":", ms=4,
+                      label="recall accuracy (right axis)"),
+               *pv_kq[2:],
+               Line2D([], [], color="k", marker="x", ls="", ms=8,
+                      label=f"not solved (accuracy < {solved_acc:g})")]  # fmt: skip
+    legend_below(ax, handles=handles, ncols=2, fontsize=7)
     for j, product in enumerate(("pv", "kq")):
         ax = axes[0, 1 + j]
         tr = seed_band(df[df["product"] == product], ["lam", "step"], "imbalance")
@@ -229,7 +252,6 @@ def fig2(fig2):
         ax.set(xlabel="step", ylabel="imbalance, mean over heads",
                title=f"({'bc'[j]}) {IMB[product]}; dotted $e^{{-2\\eta\\lambda t}}$")
         ax.set_ylim(bottom=max(ax.get_ylim()[0], 1e-4))
-        ax.legend(loc="lower left", fontsize=6)
     for j, product in enumerate(("pv", "kq")):
         ax = axes[1, j]
         tr = seed_band(df[df["product"] == product], ["lam", "step"], "gap")
@@ -239,7 +261,7 @@ def fig2(fig2):
         ax.set_yscale("log")
         ax.set(xlabel="step", ylabel="gap, mean over heads",
                title=f"({'de'[j]}) gap ½(‖A‖²+‖B‖²) − ‖ABᵀ‖$_*$ of {NAMES[product]}")
-        log_floor(ax)
+        log_floor(ax, fontsize=7)
     ax = axes[1, 2]
     seed = int(last.seed.min())  # a spectrum is one seed's
     last = last[(last["product"] == "pv") & (last.seed == seed)]
@@ -251,7 +273,8 @@ def fig2(fig2):
     ax.axhline(1e-2, color="0.5", ls=":", lw=0.8)
     ax.set(xlabel="index i", ylabel="$\\sigma_i/\\sigma_1$, median over heads",
            title=f"(f) final spectra of {NAMES['pv']}, seed {seed}", ylim=(1e-5, 2))
-    ax.legend(loc="lower left", fontsize=6)
+    figure_legend(fig, *ax.get_legend_handles_labels(), ncols=min(len(lams), 6), fontsize=8,
+                  title="(b)–(f): weight decay λ", title_fontsize=8)  # fmt: skip
     task, s = meta["task"], meta["settings"]
     suptitle(fig, f"Fig 2: associative recall ({s['n_pairs']} pairs, vocab {task['vocab']}), "
                  f"{s['n_layers']}-layer attention-only "
@@ -304,7 +327,7 @@ def _per_head_panel(ax, df, layer, product, lam_col="lam_sa", claimed=None):
         ax.plot(x, gh.eff_rank, "k.", ms=3)
     ax.set_xticks(np.arange(len(lams)), [f"{x:g}" for x in lams])
     ax.set(xlabel="λ_SA (attention weight decay)",
-           ylabel="rank per head (bars rank@$10^{-2}$, dots eff. rank)")
+           ylabel="rank per head\n(bars rank@$10^{-2}$, dots eff. rank)")
     ax.set_title(f"layer {layer}: {NAMES[product]}, seed {seed}")
 
 
@@ -324,11 +347,17 @@ def fig3(fig3_lm, fig3_vit):
     """
     (lm, lm_meta), (vit, vit_meta) = fig3_lm, fig3_vit
     layer = lm_meta["layers_fig3"][0]
-    fig, axes = new_figure(13.0, 3.6, ncols=4)
+    # a 2 × 2 grid (legible at the report's width): the LM's panels left, the ViT's right (KQ
+    # above PV), each column's legend under it; panels in the order LM KQ, LM PV, ViT KQ, ViT PV
+    fig = Figure(figsize=(GRID_WIDTH, 8.0), layout="constrained")
+    grid = fig.add_gridspec(2, 2)
+    axes = [fig.add_subplot(grid[i, j]) for j in range(2) for i in range(2)]
     for j, product in enumerate(("kq", "pv")):  # the lm_* claims judge every layer and head
         _per_head_panel(axes[j], lm, layer, product, claimed="all")
         axes[j].set_ylim(0, lm_meta["model"]["d_head"] + 1)
-    axes[0].legend(loc="upper right", fontsize=6)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure_legend(fig, handles, labels, loc="lower left", ncols=1 + (len(handles) > 3),
+                  fontsize=7, title="left: GPT-2 LM", title_fontsize=7)  # fmt: skip
     solved_acc = float(vit_meta["solved_acc"])
     # one test accuracy per run (every row of a run carries it): its seed mean and range
     acc = seed_band(vit.drop_duplicates(["lam_attn", "seed"]), ["lam_attn"], "test_acc")
@@ -345,14 +374,21 @@ def fig3(fig3_lm, fig3_vit):
         lams = er.index.to_numpy(float)
         ax.set_xscale("symlog", linthresh=max(min([x for x in lams if x > 0] or [1]), 1e-3))
         ax.set(xlabel="λ_attn (attention weight decay)",
-               ylabel=f"mean rank over heads and layers (max {d_head})", ylim=(0, d_head + 1))
+               ylabel=f"mean rank over heads\nand layers (max {d_head})", ylim=(0, d_head + 1))
         ax.set_title(f"ViT: {NAMES[product]}")
         tw = ax.twinx()
         draw_band(tw, acc.index, acc, "tab:green", marker="d", ls=":", ms=4)
         tw.set_ylim(0, 1.05)
         tw.set_ylabel("test accuracy (green)", color="tab:green")
         tw.grid(False)
-    axes[2].legend(loc="lower left", fontsize=6)
+    handles = axes[2].get_legend_handles_labels()[0] + [
+        Line2D([], [], color="tab:green", marker="d", ls=":", ms=4,
+               label="test accuracy (right axis)"),
+        Line2D([], [], color="k", marker="x", ls="", ms=8,
+               label=f"accuracy < {solved_acc:g}"),
+    ]  # fmt: skip
+    figure_legend(fig, handles, [h.get_label() for h in handles], loc="lower right", ncols=2,
+                  fontsize=7, title="right: ViT", title_fontsize=7)  # fmt: skip
     vm = dict(vit_meta["settings"], tokens=vit_meta["model"]["tokens"])
     lm_si, vit_si = _stand_in(lm_meta), _stand_in(vit_meta)
     title = (f"Fig 3: weight decay on attention lowers the rank.  Left: {_lm_label(lm_meta)}, "
@@ -370,13 +406,18 @@ def figC(fig3_lm):
     """App. Fig. C: per-head rank of the Fig 3 language models, several layers."""
     lm, meta = fig3_lm
     layers = meta["layers_figC"]
-    fig, axes = new_figure(3.3 * 2 * len(layers), 3.6, ncols=2 * len(layers), squeeze=False)
+    # a row per layer (legible at the report's width), the legend under the grid
+    fig, axes = new_figure(GRID_WIDTH, 0.8 + 3.0 * len(layers), ncols=2, nrows=len(layers),
+                           squeeze=False, layout="constrained")  # fmt: skip
     for i, layer in enumerate(layers):
         for j, product in enumerate(("kq", "pv")):
-            ax = axes[0, 2 * i + j]
+            ax = axes[i, j]
             _per_head_panel(ax, lm, layer, product, claimed=[layer])
             ax.set_ylim(0, meta["model"]["d_head"] + 1)
-    axes[0, 0].legend(loc="upper right", fontsize=6)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    # the claimed curves of every row: the mean over that row's layer
+    labels = [x.replace(f"layer {layers[0]} ×", "the row's layer ×") for x in labels]
+    figure_legend(fig, handles, labels, ncols=2, fontsize=7)
     si = _stand_in(meta)
     suptitle(fig, f"App. Fig. C: per-head rank in layers {', '.join(map(str, layers))}; "
                  f"{_lm_label(meta)}, λ_MLP = {lm.lam_mlp.iloc[0]:g}"
@@ -424,10 +465,11 @@ def _balance_scatter(ax, d, product):
     layers = sorted(d.layer.unique())
     cmap = colormaps["viridis"]
     n = max(len(layers) - 1, 1)
-    for i, layer in enumerate(layers):
+    for i, layer in enumerate(layers):  # many layers: the first and last named (viridis between)
         g = d[(d.layer == layer) & (d["product"] == product)]
+        named = len(layers) <= 12 or i in (0, len(layers) - 1)
         ax.plot(g.frob_bound, g.nuclear, "o", ms=2.5, color=cmap(0.9 * i / n),
-                label=f"layer {layer}" if len(layers) <= 12 else None)
+                label=f"layer {layer}" if named else None)  # fmt: skip
     g = d[d["product"] == product]
     hi = float(max(g.frob_bound.max(), g.nuclear.max())) * 1.05
     lo = float(min(g.frob_bound.min(), g.nuclear.min())) * 0.95
@@ -443,7 +485,7 @@ def _proxy_panel(ax, proxies, what):
                 label=f"{fam} {NAMES[product]}")  # fmt: skip
     ax.set(xlabel="λ (AdamW weight decay)", ylabel="median y / x over heads",
            title=f"proxies trained with known λ\n({what})")  # fmt: skip
-    ax.legend(loc="lower right", fontsize=6)
+    legend_below(ax, ncols=2, fontsize=7)
 
 
 def fig4(fig4):
@@ -451,19 +493,25 @@ def fig4(fig4):
     df, meta = fig4
     pre = df[df.family == "pretrained"]
     proxies = df[df.family != "pretrained"]
-    fig, axes = new_figure(3.5 * (4 if len(proxies) else 3), 3.4, ncols=4 if len(proxies) else 3)
+    # a 2 × 2 grid (legible at the report's width): the two products' heads above, the histogram
+    # and the proxies below (no proxies: the histogram the whole row); legends under the panels
+    mosaic = [["kq", "pv"], ["hist", "proxies" if len(proxies) else "hist"]]
+    fig = Figure(figsize=(GRID_WIDTH, 7.6), layout="constrained")
+    panels = fig.subplot_mosaic(mosaic)
+    axes = [panels[k] for k in ("kq", "pv", "hist", "proxies") if k in panels]
     for j, product in enumerate(("kq", "pv")):
         _balance_scatter(axes[j], pre, product)
         med = pre[pre["product"] == product].ratio.median()
-        axes[j].set_title(f"{NAMES[product]}: per head (median y/x = {med:.4f})")
-    axes[0].legend(loc="upper left", fontsize=5.5, ncol=2)
+        axes[j].set_title(f"{NAMES[product]}: per head\n(median y/x = {med:.4f})")
+    legend_below(axes[0], ncols=4, fontsize=7, title="points: heads by layer (both panels)",
+                 title_fontsize=7)  # fmt: skip
     ax = axes[2]
     for product, c in (("kq", "tab:blue"), ("pv", "tab:orange")):
         ax.hist(pre[pre["product"] == product].ratio, bins=30, alpha=0.6, color=c,
                 label=NAMES[product])
     ax.set(xlabel="y / x = ‖ABᵀ‖$_*$ / ½(‖A‖² + ‖B‖²)", ylabel="heads",
            title="balance ratio (1 = balanced)")
-    ax.legend(loc="upper left")
+    legend_below(ax, ncols=2, fontsize=7)
     if len(proxies):
         _proxy_panel(axes[3], proxies, "Fig 3 language models")
     arch = meta.get("architecture", {})
@@ -480,18 +528,23 @@ def figB(figB):
     df, meta = figB
     pre = df[df.family == "pretrained"]
     proxies = df[df.family != "pretrained"]
-    ncols = 3 if len(proxies) else 2
-    fig, axes = new_figure(3.6 * ncols, 3.4, ncols=ncols)
-    for j, product in enumerate(("kq", "pv")):
-        ax = axes[j]
+    # legible at the report's width: the two products side by side, the proxies the row below
+    mosaic = [["kq", "pv"], ["proxies", "proxies"]] if len(proxies) else [["kq", "pv"]]
+    fig = Figure(figsize=(GRID_WIDTH, 7.0 if len(proxies) else 3.8), layout="constrained")
+    panels = fig.subplot_mosaic(mosaic)
+    for product in ("kq", "pv"):
+        ax = panels[product]
         layers = sorted(pre.layer.unique())
         data = [pre[(pre.layer == layer) & (pre["product"] == product)].ratio.to_numpy()
                 for layer in layers]
         ax.boxplot(data, positions=layers, widths=0.6, showfliers=True, flierprops={"ms": 2})
+        if len(layers) > 12:  # a tick per layer would overlap: a few integer ticks
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True))
+            ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.set(xlabel="layer", ylabel="y / x per head",
                title=f"{NAMES[product]}: balance ratio by layer")
     if len(proxies):
-        _proxy_panel(axes[2], proxies, "Fig 2 recall runs")
+        _proxy_panel(panels["proxies"], proxies, "Fig 2 recall runs")
     si = meta.get("stand_in")
     suptitle(fig, f"App. Fig. B: balance per layer of {meta.get('model_name')}"
                  + (" and of the Fig 2 recall proxies" if len(proxies) else "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..io import arr
-from .style import draw_band, new_figure, seed_band, seeds_of, suptitle
+from .style import draw_band, figure_legend, new_figure, seed_band, seeds_of, suptitle
 
 SHOWN = 200  # the paper plots the first 200 iterations
 # what the negative control (--config control=null) removes, per figure (the banner of plot.py)
@@ -455,14 +455,14 @@ def fig6(fig6):
             ax.grid(False)
             if i == 0:
                 every = f"\n{len(seeds)} seeds: {pooled[ep]:.3f}" if len(seeds) > 1 else ""
-                ax.set_title(f"epoch {ep}\nmean peak {peaks[ep]:.3f}{every}", fontsize=7)
+                ax.set_title(f"epoch {ep}\nmean peak {peaks[ep]:.3f}{every}", fontsize=8)
             if j == 0:
-                ax.set_ylabel(f"class {d.label.iloc[0]}", fontsize=7)
+                ax.set_ylabel(f"class {d.label.iloc[0]}", fontsize=8)
     # one colour scale for every panel (the overlay's alpha shown too); the top 0.5 % saturate
     cbar = fig.colorbar(overlay, ax=axes, shrink=0.8, aspect=40, extend="max")
     cbar.set_label("[CLS] attention on the patch, mean over heads, renormalised over patches\n"
-                   "(colour scale capped at its 99.5th percentile)", fontsize=7)  # fmt: skip
-    cbar.ax.tick_params(labelsize=6)
+                   "(colour scale capped at its 99.5th percentile)", fontsize=8)  # fmt: skip
+    cbar.ax.tick_params(labelsize=8)
     over = (f"; then the same over the drawn maps of all {len(seeds)} seeds (what the claim "
             "judges)") if len(seeds) > 1 else ""
     suptitle(fig, f"ViT last-layer [CLS] attention{which}{_stand_in(meta)}\ncolumn titles: mean "
@@ -479,12 +479,11 @@ def _band(ax, df, col, color, **kw):
 def fig7(fig7):
     """Fig 7: soft-sparsity ζ of the attention and ‖W‖_F over training (seed mean, min–max band)."""
     df, meta = fig7
-    fig, ax = new_figure(3.8, 2.8)
+    fig, ax = new_figure(3.8, 3.3, layout="constrained")  # the legend under the panel
     _band(ax, df, "zeta", "tab:red", marker=".", label="soft-sparsity ζ")
     if "zeta_qk0" in df:  # the same probe with the last layer's W_q, W_k at initialisation
         _band(ax, df, "zeta_qk0", "tab:red", ls="--", lw=0.8,
               label="ζ, last-layer W_q, W_k at init")  # fmt: skip
-        ax.legend(fontsize=6, loc="lower right")
     ax.set_xlabel("epoch")
     ax.set_ylim(0, 1.05 * float(np.nanmax(df.filter(like="zeta").to_numpy())))  # 1: one-hot
     ax.set_ylabel("ζ (lower = sparser)", color="tab:red")
@@ -493,6 +492,8 @@ def fig7(fig7):
     ax2.set_ylim(0, 1.1 * float(np.nanmax(df.wnorm)))
     ax2.set_ylabel("‖$W_q^T W_k$‖$_F$ (last layer)", color="tab:blue")
     ax2.grid(False)
+    handles = [h for a in (ax, ax2) for h in a.get_legend_handles_labels()[0]]
+    figure_legend(fig, handles, [h.get_label() for h in handles], ncols=2, fontsize=7)
     seeds = ", ".join(map(str, seeds_of(df)))
     over = f"\nmean over seeds {seeds}, band: min–max" if "," in seeds else ""
     stand_in = f"\n[stand-in: {meta['stand_in']}]" if meta.get("stand_in") else ""

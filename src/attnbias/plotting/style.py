@@ -15,6 +15,7 @@ from matplotlib.font_manager import FontProperties
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 from matplotlib.textpath import TextToPath
+from matplotlib.transforms import ScaledTranslation
 
 # No pyplot: figures are made as matplotlib.figure.Figure and saved by their own canvas (Agg for
 # PNG, the PDF backend for PDF), which spares every plot job pyplot's import (≈ 0.3 s) and its
@@ -37,6 +38,31 @@ STYLE = {
     "svg.hashsalt": "attnbias",
 }
 matplotlib.rcParams.update(STYLE)
+
+# How a figure is seen: the report (Snakemake's HTML report) shows a figure's PNG at most as wide
+# as its main panel, about 1,110 CSS px in a 1,600 px wide browser window: a wider PNG is scaled
+# down to that width, a narrower one shown at its own size.  A text is legible there from 12 px on
+# (9 pt at 96 px per inch).  The deep-learning figures are grids GRID_WIDTH inches wide (1,600 px
+# at 200 dpi), on which every text of 6.23 pt or more displays at 12 px or more.
+REPORT_WIDTH_PX = 1110
+MIN_TEXT_PX = 12.0
+GRID_WIDTH = 8.0
+
+
+def displayed_px(fontsize: float, width_in: float, dpi: float | None = None) -> float:
+    """The size in CSS px at which a text of ``fontsize`` points shows in the report, in a figure
+    ``width_in`` inches wide saved at ``dpi`` (``savefig.dpi``): its size in the PNG
+    (``fontsize × dpi / 72`` px), scaled by the report's panel width over the PNG's width where
+    the PNG is wider."""
+    dpi = dpi or STYLE["savefig.dpi"]
+    return fontsize * dpi / 72 * min(1.0, REPORT_WIDTH_PX / (width_in * dpi))
+
+
+def legible_fontsize(width_in: float, dpi: float | None = None) -> float:
+    """The smallest font size (points) that shows at :data:`MIN_TEXT_PX` in the report in a figure
+    ``width_in`` inches wide."""
+    return MIN_TEXT_PX / displayed_px(1.0, width_in, dpi)
+
 
 # Method colours used by every paper (GD blue, NGD red, Polyak green, Adam purple).
 METHOD_COLORS = {
@@ -118,7 +144,7 @@ FLOAT_EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.fin
 
 def log_floor(
     ax, floor: float | None = None, precision: str = "float64", label: str | None = None,
-    side: str | None = "right",
+    side: str | None = "right", fontsize: float = 5.5,
 ):  # fmt: skip
     """Stop a log-y panel at a stated floor instead of running down to 10⁻³⁰⁰.
 
@@ -127,7 +153,8 @@ def log_floor(
     resolves, or underflowed to 0), the floor is drawn as a dashed line, labelled under the line at
     the ``side`` ("right" or "left") of the panel (keep the legend away from there; ``side=None``:
     labelled in the legend, for bars, which reach below the line), and the axis starts just below
-    it.  The plot-ready data are not changed (they keep their log-space values).
+    it.  The plot-ready data are not changed (they keep their log-space values).  ``fontsize``:
+    the label's (points).
 
     ``floor`` defaults to the resolution of ``precision`` relative to the panel: its machine
     epsilon (2.2·10⁻¹⁶ for float64) times the largest value drawn.  A quantity that has fallen
@@ -159,7 +186,7 @@ def log_floor(
     if side:
         x, ha = (0.98, "right") if side == "right" else (0.02, "left")
         ax.text(x, floor, text, transform=ax.get_yaxis_transform(), ha=ha, va="top",
-                fontsize=5.5, color="0.25")  # fmt: skip
+                fontsize=fontsize, color="0.25")  # fmt: skip
     return floor
 
 
@@ -255,6 +282,33 @@ def not_measurable_figure(title: str, reason: str):
     ax.set_title(f"{title}: not measurable at these settings", color="tab:red")
     ax.text(0.5, 0.5, reason, ha="center", va="center", wrap=True, fontsize=7)
     return fig
+
+
+def legend_below(ax, *args, **kw):
+    """A legend centred under ``ax``, below its x tick labels and x label (set them first), outside
+    the data; ``args`` and ``kw`` as for ``ax.legend`` (default: no frame).  A layout engine makes
+    room for it (every saved figure gets one: :func:`lay_out`)."""
+
+    def points(size) -> float:
+        return FontProperties(size=size).get_size_in_points()
+
+    rc = matplotlib.rcParams
+    offset = rc["xtick.major.size"] + rc["xtick.major.pad"] + 1.45 * points(rc["xtick.labelsize"])
+    label = ax.xaxis.label
+    if label.get_text():
+        lines = label.get_text().count("\n") + 1
+        offset += ax.xaxis.labelpad + 1.3 * lines * label.get_fontsize()
+    shift = ScaledTranslation(0, -(offset + 2) / 72, ax.get_figure(root=True).dpi_scale_trans)
+    kw = {"loc": "upper center", "frameon": False, "borderaxespad": 0.0, **kw}
+    return ax.legend(*args, bbox_to_anchor=(0.5, 0.0), bbox_transform=ax.transAxes + shift, **kw)
+
+
+def figure_legend(fig, handles, labels, loc: str = "lower center", **kw):
+    """A legend of the whole figure outside its panels (``loc``: "lower center", "lower left",
+    "lower right", "upper center", ...: on that side of the figure), for a figure with
+    constrained layout, which makes room for it; ``kw`` as for ``fig.legend`` (default: no
+    frame)."""
+    return fig.legend(handles, labels, loc=f"outside {loc}", **{"frameon": False, **kw})
 
 
 def lay_out(fig) -> None:
