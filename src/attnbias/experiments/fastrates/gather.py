@@ -143,10 +143,11 @@ def gather_dl(
 ) -> tuple[pd.DataFrame, dict]:
     """The plot-ready table of Figs 1, 4 and 7: every run's curves, flagged ``selected`` for the
     grid value chosen per optimiser (:func:`select_runs`); the meta records the grids, the
-    selection and validation losses, the chosen values, each selected run's settings and the ``control`` (every
-    run must have been trained under it).  ``extensions``: the records of the `extend` jobs
-    (attnbias.runs.write_extension), whose runs are among ``parts``; each optimiser's selection
-    records its grid's ``extension`` (``side`` widened, or None, and the ``value`` added)."""
+    selection and validation losses, the chosen values, each selected run's settings and the
+    ``control`` (every run must have been trained under it).  ``extensions``: the records of the
+    `extend` jobs (attnbias.runs.write_extension), whose runs are among ``parts``; each
+    optimiser's selection records its grid's ``extension`` (``side`` widened, or None, and the
+    ``value`` added)."""
     runs = [load_data(p) for p in parts]
     gathered_control(control, [m for _, m in runs])
     sel = select_runs(runs)
