@@ -455,16 +455,23 @@ def test_prior_loss_is_the_entropy_of_the_class_shares():
 
 
 def test_select_runs_on_the_train_loss():
-    """select_on: train_loss chooses the value that trains fastest, whatever its validation loss
-    (which rises as a small training set is fitted)."""
+    """select_on: train_loss chooses the value that trains fastest, the lowest mean train loss over
+    training (the area under its curve), whatever its validation loss (which rises as a small
+    training set is fitted); a value whose curves end equally low but later is not chosen."""
     runs = []
     for lr, train, val in ((0.01, 0.9, 1.0), (0.03, 0.5, 1.5), (0.1, 0.05, 2.1)):
         df, meta = _run("sgd", lr, _linear(1, train), 0.5, val)
-        meta = dict(meta, train_loss_at_select=train, settings={"select_on": "train_loss"})
+        meta = dict(meta, settings={"select_on": "train_loss"})
         runs.append((df, meta))
     sel = select_runs(runs)["sgd"]
     assert sel["select_on"] == "train_loss" and sel["chosen"] == 0.1 and sel["at_edge"]
-    assert sel["score"] == pytest.approx([0.9, 0.5, 0.05])
+    # linear curves from 1 (step 4) to their end (step 40): the area is the mean of the two ends
+    assert sel["score"] == pytest.approx([0.95, 0.75, 0.525])
+    # fits late (0.05 from step 36 on, like the 0.1 run, but 1 before): the area tells them apart
+    late = np.r_[np.full(len(STEPS) - 3, 1.0), 0.05, 0.05]
+    df, meta = _run("sgd", 0.3, late, 0.5, 2.5)
+    sel4 = select_runs([*runs, (df, dict(meta, settings={"select_on": "train_loss"}))])["sgd"]
+    assert sel4["chosen"] == 0.1 and not sel4["at_edge"]
     assert sel["val_loss"] == pytest.approx([1.0, 1.5, 2.1])  # recorded, not chosen on
     # the same runs chosen on the validation loss (the setting's other value; and runs from before)
     val_runs = [(df, dict(m, settings={"select_on": "val_loss"})) for df, m in runs]

@@ -1,8 +1,7 @@
 """Gather step of the fastrates deep-learning figures (Figs 1, 4 and 7): one job per figure reads
 every training run's curve table (:mod:`.finetune`, :mod:`.image`), chooses per optimiser the grid
 value with the lowest seed-mean selection loss at the selection step (the figure's ``select_on``:
-the train loss of the last 20 % of steps, or the validation loss), and writes the plot-ready
-table."""
+the mean train loss over training, or the validation loss), and writes the plot-ready table."""
 
 from __future__ import annotations
 
@@ -34,8 +33,19 @@ def run_seed(meta: dict) -> int:
     return int(meta.get("seed", 0))
 
 
-# what a run records of each selection loss (:func:`.runs.run_meta`)
-SELECT_ON = {"train_loss": "train_loss_at_select", "val_loss": "val_loss_at_select"}
+def train_loss_area(df: pd.DataFrame, meta: dict) -> float:
+    """A run's mean train loss over training up to its selection point: the area under its logged
+    train-loss curve (trapezoid over the rows after step 0) divided by the span, the rows counted
+    in steps, or in epochs for an image run (its ``select_at`` is an epoch).  NaN for a run that
+    diverged (a non-finite loss) or logged fewer than two rows."""
+    key = "epoch" if "epoch" in df.columns else "step"
+    at = meta.get("select_at")
+    d = df.dropna(subset=["train_loss"]).sort_values(key)
+    d = d[(d[key] > 0) & ((d[key] <= at) if at is not None else True)]
+    x, y = d[key].to_numpy(float), d["train_loss"].to_numpy(float)
+    if len(x) < 2 or not np.isfinite(y).all():
+        return float("nan")
+    return float(np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(x)) / (x[-1] - x[0]))
 
 
 def select_on(meta: dict) -> str:
@@ -46,9 +56,9 @@ def select_on(meta: dict) -> str:
 
 def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
     """Per optimiser: the grid value with the lowest selection loss at the selection step (the
-    figure's ``select_on``: the mean train loss over the last 20 % of the steps up to it, or the
-    validation loss), averaged over the seeds (every seed then uses that value: one choice per
-    optimiser, not per seed), among the values whose run **learned on every seed**.
+    figure's ``select_on``: the mean train loss over training up to it, :func:`train_loss_area`,
+    or the validation loss), averaged over the seeds (every seed then uses that value: one choice
+    per optimiser, not per seed), among the values whose run **learned on every seed**.
 
     A value is eligible when, on every seed, its run's validation loss is finite and its validation
     accuracy beats the majority-class share by ``LEARNED_MARGIN`` (the validation-split
@@ -78,13 +88,14 @@ def select_runs(runs: list[tuple[pd.DataFrame, dict]]) -> dict:
     def number(x) -> float:
         return float("nan") if x is None else float(x)
 
-    for _, meta in runs:
+    for df, meta in runs:
         cell = acc.setdefault(meta["optimizer"], {}).setdefault(float(meta["grid_value"]), {})
+        val = number(meta.get("val_loss_at_select"))
         cell[run_seed(meta)] = (
-            number(meta.get("val_loss_at_select")),
+            val,
             float(meta["effective_lr"]),
             number(meta.get("val_acc_at_select")),
-            number(meta.get(SELECT_ON[criterion])),
+            train_loss_area(df, meta) if criterion == "train_loss" else val,
         )
         base = majority_share(meta.get("data_info")) if base is None else base
     out: dict = {}
@@ -197,7 +208,7 @@ def gather_dl(
             },
         }
     )
-    what = {"train_loss": "train loss over the last 20 % of the steps up to the selection step",
+    what = {"train_loss": "mean train loss over training up to the selection step",
             "val_loss": "validation loss at the selection step"}[select_on(runs[0][1])]
     meta["selection_rule"] = (
         f"per optimiser, the grid value with the lowest {what}, "

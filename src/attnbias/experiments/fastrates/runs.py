@@ -287,9 +287,6 @@ def run_meta(
     the step-size matching, the control, and the validation metrics at the selection row
     (``_select``)."""
     sel = [r for r in history if r.get("_select")]
-    key = "epoch" if history and "epoch" in history[-1] else "step"
-    window = [r["train_loss"] for r in history
-              if 0.8 * select_at < r.get(key, 0) <= select_at and "train_loss" in r]  # fmt: skip
     return {
         "optimizer": optimizer,
         "control": control,
@@ -305,8 +302,6 @@ def run_meta(
         "select_at": select_at,
         "val_loss_at_select": float(sel[-1]["val_loss"]) if sel else None,
         "val_acc_at_select": float(sel[-1]["val_acc"]) if sel else None,
-        # the mean train loss over the last 20 % of the rows up to the selection row
-        "train_loss_at_select": float(np.mean(window)) if window else None,
         "train_seconds": float(sum(r.get("seconds", 0.0) for r in history)),
         # SNGD / SPS: how often the rule's own step was the one taken (optim.stochastic own_step)
         "own_step": history[-1].get("own_step") if history else None,
