@@ -261,7 +261,9 @@ def test_vit_run_on_imagenet_format_data(tmp_path):
     out = lr.train_vit_wd(settings, attn=0.5, seed=0, accelerator="cpu")
     df, meta = out["run"]
     assert len(df) == 2 * 2 * 2 and meta["n_test"] == 6 and 0 <= meta["test_acc"] <= 1
-    assert len(meta["history"]) == 2 and np.isfinite(meta["history"][-1]["train_loss"])
+    # row 0 (before training: the rank trace) and one per epoch
+    assert len(meta["history"]) == 3 and np.isfinite(meta["history"][-1]["train_loss"])
+    assert [r["count"] for r in meta["rank_trace"]] == [e for e in (0, 1, 2) for _ in range(4)]
 
 
 # ---------------------------------------------------------------------------------------------

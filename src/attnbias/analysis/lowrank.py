@@ -10,6 +10,9 @@ balance; AdamW's decoupled θ ← θ − lr·λ·θ is the same penalty.
 * Fig 3 / App. Fig. C (LM tables): :func:`lm_rank_summary`.
 * Table 1: :func:`table1_summary` (perplexity per (λ_SA, λ_MLP) cell over seeds) and
   :func:`table1` (the same as the arguments of :func:`attnbias.io.write_table`).
+* Regime checks (docs/papers/lowrank.md#regime-checks): :func:`settle_change` (how much a rank
+  read at the end still moved over the last tenth of training) and :func:`rank_traces` (the rank
+  traces the LM and ViT runs record).
 """
 
 from __future__ import annotations
@@ -136,3 +139,38 @@ def ngram_baseline_range(meta: dict) -> str:
         if v:
             parts.append(f"{name} {min(v):.3f}–{max(v):.3f}")
     return ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Regime checks
+
+
+def settle_change(counts, values, frac: float = 0.1) -> float:
+    """|v(T) − v(t')| / |v(T)|: how much a trace logged at ``counts`` (steps, epochs, or the decay's
+    clock Σ η_t) still moved over the last ``frac`` of training, T the last count and t' the last
+    logged count at or before (1 − frac)·T (a window of at least ``frac``·T).  NaN when nothing was
+    logged that early."""
+    c, v = np.asarray(counts, dtype=float), np.asarray(values, dtype=float)
+    order = np.argsort(c, kind="stable")
+    c, v = c[order], v[order]
+    if len(c) < 2 or c[-1] <= 0 or v[-1] == 0:
+        return float("nan")
+    early = c <= (1.0 - frac) * c[-1]
+    if not early.any():
+        return float("nan")
+    return float(abs(v[-1] - v[early][-1]) / abs(v[-1]))
+
+
+def rank_traces(runs: list[dict], lam_key: str) -> pd.DataFrame:
+    """The rank traces of a gathered LM or ViT table's runs (``meta["runs"]``, each with its
+    ``rank_trace``: per logged row, layer and product, the mean over heads of the effective rank
+    and rank@10⁻²), as one table: columns ``lam`` (the run's ``lam_key``), ``seed``, ``count``
+    (the row's step or epoch), ``lr_sum`` (Σ η_t by then: the decay's clock; NaN in a trace
+    recorded without it), ``layer``, ``product``, ``eff_rank``, ``rank_1e2``.  A run without a
+    trace has no rows."""
+    rows = [
+        {"lam": float(r[lam_key]), "seed": int(r["seed"]), "lr_sum": float("nan"), **t}
+        for r in runs for t in (r.get("rank_trace") or [])
+    ]  # fmt: skip
+    cols = ["lam", "seed", "count", "lr_sum", "layer", "product", "eff_rank", "rank_1e2"]
+    return pd.DataFrame(rows, columns=cols)

@@ -6,7 +6,9 @@ Sanity: every cell present and finite, every run beats its corpus's unigram and 
 Paper: (i) the attention decay lowers the rank by a stated size and dropping it costs at most a
 stated margin in perplexity (the equivalence alone passes for identical cells, so it is conjoined
 with the rank drop); (ii) the strongest attention decay hurts perplexity beyond the seed noise;
-paper preset also (iii) a small λ_SA is strictly better than λ_SA = λ_MLP.
+paper preset also (iii) a small λ_SA is strictly better than λ_SA = λ_MLP.  Regime
+(:mod:`.lowrank_regime`): the decay has acted at the largest λ_SA, which (i) and (ii) compare
+with λ_SA = 0, and the effective ranks (i) reads have settled, on every run of the column.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from ..analysis.lowrank import table1_summary
 from .core import Claim, compare, holds
+from .lowrank_regime import decay_acted, run_exposures, settled, trace_changes
 
 # ---------------------------------------------------------------------------------------------
 # Table 1: validation perplexity over λ_SA × λ_MLP
@@ -87,6 +90,17 @@ def table1(table1) -> list[Claim]:
         se, diff = float("nan"), float("nan")
     m = EQUIV_REL_MARGIN * float(col.loc[best, "mean"])
     tol = max(2 * se, m) if np.isfinite(se) else float("nan")
+    # regime: the decay has acted at the largest λ_SA of the column and the effective ranks that
+    # (a) compares (λ_SA = 0 and the largest) have settled, on every run of the column
+    runs = [r for r in meta.get("runs") or []
+            if r.get("lam_mlp") is not None and np.isclose(float(r["lam_mlp"]), best_mlp)]
+    top = [float(lams[-1])] if len(lams) else []
+    where = f"Table 1 at λ_MLP = {best_mlp:g}, every seed"
+    out += [decay_acted("decay_acted", f"{where}, the largest λ_SA",
+                        run_exposures(runs, "lam_sa", top)),
+            settled("rank_settled", f"{where}, λ_SA = 0 and the largest, mean effective rank "
+                    "over layers and heads", trace_changes(runs, "lam_sa", [0.0, *top],
+                                                           metrics=("eff_rank",)))]  # fmt: skip
     er = df[np.isclose(df.lam_mlp, best_mlp)].groupby("lam_sa").eff_rank.mean()
     rank_ratio = (float(er.loc[lams[-1]] / er.loc[0.0]) if 0.0 in er.index and lams[-1] > 0
                   else float("nan"))  # fmt: skip

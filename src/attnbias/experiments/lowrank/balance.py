@@ -65,6 +65,7 @@ BALANCE_COLUMNS = {
     ),
     "model": "model name (hub id, local path or the proxy run)",
     "lam": "weight decay of the proxy run (NaN for pretrained models)",
+    "seed": "seed of the proxy run (NaN for pretrained models)",
     "layer": "layer, counted from 1",
     "head": "query head index within the layer",
     "product": (
@@ -93,6 +94,7 @@ def balance_rows(layers, family: str, model: str, lam: float = float("nan")) -> 
                         "family": family,
                         "model": model,
                         "lam": lam,
+                        "seed": float("nan"),
                         "layer": li + 1,
                         "head": h,
                         "product": product,
@@ -130,10 +132,11 @@ def unbalance(layers, c_max: float = UNBALANCE_MAX, seed: int = UNBALANCE_SEED) 
 
 def _proxy_frame(
     table: str | None, family: str, lam_col: str, lambdas, what: str, control: str
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, list[dict]]:
     """Balance rows (:data:`BALANCE_COLUMNS`) of the proxy runs at ``lambdas`` (every seed, final
     step) from a gathered plot-ready table of per-head rows (Fig 2 recall or Fig 3 LM), which must
-    have been trained under the same ``control``."""
+    have been trained under the same ``control``; and each proxy run's ``{lam, seed, lr_sum}``
+    (Σ_t η_t, the time its decoupled decay acted: docs/papers/lowrank.md#regime-checks)."""
     if not table:
         raise ValueError(f"{what} proxies asked for, but no gathered {what} table was given")
     df, meta = load_data(table)
@@ -147,11 +150,19 @@ def _proxy_frame(
             f"{family} proxies: no {what} runs at λ = {missing} (they must be in its grid)"
         )
     df = df[df.lam.isin(lambdas)]
-    return pd.DataFrame(
+    # the recall runs' lr is constant (Σ_t η_t = lr · steps); the LM runs record theirs
+    constant = float(meta["lr"]) * int(meta["steps"]) if "lr" in meta and "steps" in meta else None
+    runs = [
+        {"lam": float(r[lam_col]), "seed": int(r["seed"]), "lr_sum": r.get("lr_sum", constant)}
+        for r in meta.get("runs") or []
+        if float(r[lam_col]) in set(map(float, lambdas))
+    ]
+    frame = pd.DataFrame(
         {
             "family": family,
             "model": [f"{what} λ={x:g} seed {s}" for x, s in zip(df.lam, df.seed, strict=True)],
             "lam": df.lam.astype(float).to_numpy(),
+            "seed": df.seed.astype(float).to_numpy(),
             "layer": df.layer.to_numpy(),
             "head": df["head"].to_numpy(),
             "product": df["product"].to_numpy(),
@@ -163,6 +174,7 @@ def _proxy_frame(
             "rank_1e2": df.rank_1e2.to_numpy(),
         }
     )
+    return frame, runs
 
 
 def pretrained_balance(source: str, preset: str = "quick", control: str = "none"):
@@ -243,8 +255,9 @@ def compute_balance(
     s = Fig4Settings.of(settings)
     df, meta = pretrained_balance(s.source, preset, control)
     if s.lm_proxies:
-        proxies = _proxy_frame(lm, "lm", "lam_sa", s.lm_lambdas, "Fig 3 LM", control)
+        proxies, runs = _proxy_frame(lm, "lm", "lam_sa", s.lm_lambdas, "Fig 3 LM", control)
         df = pd.concat([df, proxies], ignore_index=True)
+        meta = dict(meta, proxy_runs=runs)
     meta = dict(meta, lm_lambdas=list(s.lm_lambdas) if s.lm_proxies else [])
     return df, dict(meta, settings=s.record())
 
@@ -264,7 +277,10 @@ def compute_figB(
     s = FigBSettings.of(settings)
     df, meta = pretrained_balance(s.source, preset, control)
     if s.recall_proxies:
-        proxies = _proxy_frame(recall, "recall", "lam", s.recall_lambdas, "Fig 2 recall", control)
+        proxies, runs = _proxy_frame(
+            recall, "recall", "lam", s.recall_lambdas, "Fig 2 recall", control
+        )
         df = pd.concat([df, proxies], ignore_index=True)
+        meta = dict(meta, proxy_runs=runs)
     lambdas = list(s.recall_lambdas) if s.recall_proxies else []
     return df, dict(meta, preset=preset, recall_lambdas=lambdas, settings=s.record())

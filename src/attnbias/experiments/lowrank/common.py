@@ -127,3 +127,53 @@ def head_rows(model, step: int, with_spectra: bool) -> list[dict]:
                     row[f"s{i + 1}"] = si if with_spectra else np.nan
                 rows.append(row)
     return rows
+
+
+def rank_means(model) -> list[dict]:
+    """The rank trace of one logged row: per (layer, product), the mean over heads of the effective
+    rank and of rank@10⁻² (:data:`HEAD_COLUMNS`), for the check that a rank read at the end has
+    settled (docs/papers/lowrank.md#regime-checks).  One entry per layer and product."""
+    mets = rk.model_head_metrics(model)
+    out = []
+    for product, m in mets.items():
+        for li in range(m["eff_rank"].shape[0]):
+            out.append({
+                "layer": li + 1,
+                "product": product,
+                "eff_rank": float(np.mean(m["eff_rank"][li])),
+                "rank_1e2": float(np.mean(m["rank@0.01"][li])),
+            })  # fmt: skip
+    return out
+
+
+def rank_trace(history: list[dict], cfg, n: int | None = None) -> list[dict]:
+    """The rank trace of a run from its engine history (rows whose ``ranks`` are
+    :func:`rank_means`): one entry per (row, layer, product) with the row's ``count`` (its step or
+    epoch, the history's key) and ``lr_sum``, Σ η_t over the updates done by then, the clock of
+    the decoupled decay in which the regime checks read "the last tenth of training"
+    (docs/papers/lowrank.md#regime-checks).  ``cfg``: the run's engine settings; ``n``: the
+    training set's size for a run counted in epochs over static data."""
+    from ...train.rows import RowPlan
+
+    plan = RowPlan.of(cfg, n)
+    clock = np.concatenate([[0.0], np.cumsum([cfg.lr_factor(t, plan.total)
+                                              for t in range(plan.total)])]) * cfg.lr
+    out = []
+    for h in history:
+        if "ranks" not in h:
+            continue
+        count = int(h[plan.unit])
+        done = min(count if plan.unit == "step" else count * plan.per, plan.total)
+        out += [{"count": count, "lr_sum": float(clock[done]), **r} for r in h["ranks"]]
+    return out
+
+
+def lr_sum(cfg, n: int | None = None) -> float:
+    """Σ_t η_t over the updates of a run of the engine (its schedule's learning rates): the time
+    the decoupled weight decay acts for, e^{−λ Σ η_t} ≥ Π (1 − η_t λ) being what it leaves of a
+    weight the gradient does not sustain (docs/papers/lowrank.md#regime-checks).  ``n``: the
+    training set's size for a run counted in epochs over static data."""
+    from ...train.rows import RowPlan
+
+    total = RowPlan.of(cfg, n).total
+    return float(cfg.lr * sum(cfg.lr_factor(t, total) for t in range(total)))

@@ -28,6 +28,9 @@ from .common import (
     control_lambda,
     decay_sharing,
     head_rows,
+    lr_sum,
+    rank_means,
+    rank_trace,
 )
 
 log = logging.getLogger("attnbias.lowrank")
@@ -229,7 +232,8 @@ def train_lm(
             step,
             vl,
         )
-        return {"val_loss": vl}
+        # the rank trace: has a rank read at the end settled? (docs/papers/lowrank.md#regime-checks)
+        return {"val_loss": vl, "ranks": rank_means(m)}
 
     cfg = TrainConfig(
         steps=s.steps,
@@ -316,7 +320,10 @@ def train_lm(
             },
         },
         "settings": s.record(),
-        "history": [{k: v for k, v in h.items()} for h in history],
+        # Σ_t η_t: the time the decoupled decay acts for (docs/papers/lowrank.md#regime-checks)
+        "lr_sum": lr_sum(cfg),
+        "rank_trace": rank_trace(history, cfg),
+        "history": [{k: v for k, v in h.items() if k != "ranks"} for h in history],
         "columns": dict(
             LM_COLUMNS,
             **{f"s{i + 1}": f"singular value {i + 1} of the product" for i in range(d_head)},
@@ -367,6 +374,8 @@ def gather_lm(
             # n-gram baselines (None for a run recorded before they were: its check fails)
             | {k: meta.get(k) for k in BASELINES}
             | {k: meta.get(k) for k in ("lam_sa_used", "control")}
+            # the regime checks' inputs (None for a run recorded before them: the checks fail)
+            | {k: meta.get(k) for k in ("lr_sum", "rank_trace")}
         )
     df = pd.concat(frames, ignore_index=True).sort_values(
         ["lam_mlp", "lam_sa", "seed", "product", "layer", "head"], kind="stable"

@@ -25,6 +25,9 @@ from .common import (
     control_lambda,
     decay_sharing,
     head_rows,
+    lr_sum,
+    rank_means,
+    rank_trace,
 )
 
 log = logging.getLogger("attnbias.lowrank")
@@ -103,6 +106,9 @@ def train_vit_wd(
         grad_clip=s.grad_clip,
         grad_accum=s.grad_accum,
     )
+    def on_row(m, epoch):  # the rank trace (docs/papers/lowrank.md#regime-checks)
+        return {"ranks": rank_means(m)}
+
     extra = {
         "betas": tuple(s.betas),
         "eps": s.eps,
@@ -142,6 +148,7 @@ def train_vit_wd(
             image_key=None,
             param_groups=vit_param_groups(model, lam_attn_used, s.lam_other),
             progress=progress,
+            on_row=on_row,
         )
         model.eval()
         with torch.no_grad():
@@ -155,6 +162,7 @@ def train_vit_wd(
                 for i in range(0, len(test_x), 512)
             )
         acc, n_test = correct / len(test_y), len(test_y)
+        n_train = len(data.y_train)
     else:
         train_ds, test_ds = data
         n_classes = train_ds.features["label"].num_classes
@@ -195,6 +203,7 @@ def train_vit_wd(
             image_key=None,
             param_groups=vit_param_groups(model, lam_attn_used, s.lam_other),
             progress=progress,
+            on_row=on_row,
             batch_fn=batches,
         )
         model.eval()
@@ -211,7 +220,8 @@ def train_vit_wd(
                 n_test += len(y)
         acc = correct / max(n_test, 1)
         stand_in = None
-    df = pd.DataFrame(head_rows(model, len(history) - 1, True))
+        n_train = None
+    df = pd.DataFrame(head_rows(model, int(history[-1]["epoch"]), True))
     for k, v in (("seed", seed), ("lam_other", float(s.lam_other)), ("lam_attn", float(lam_attn))):
         df.insert(0, k, v)
     df = df.drop(columns=["step"])
@@ -245,7 +255,10 @@ def train_vit_wd(
             },
         },
         "settings": s.record(),
-        "history": history,
+        # Σ_t η_t: the time the decoupled decay acts for (docs/papers/lowrank.md#regime-checks)
+        "lr_sum": lr_sum(cfg, n_train),
+        "rank_trace": rank_trace(history, cfg, n_train),
+        "history": [{k: v for k, v in h.items() if k != "ranks"} for h in history],
         "columns": dict(
             VIT_COLUMNS,
             **{f"s{i + 1}": f"singular value {i + 1} of the product" for i in range(d_head)},
@@ -269,6 +282,8 @@ def gather_vit(parts: list[str], preset: str, solved_acc: float, control: str = 
         runs.append(
             {k: meta[k] for k in ("lam_attn", "lam_other", "seed", "test_acc", "device", "wall_s")}
             | {k: meta.get(k) for k in ("lam_attn_used", "control")}
+            # the regime checks' inputs (None for a run recorded before them: the checks fail)
+            | {k: meta.get(k) for k in ("lr_sum", "rank_trace")}
         )
     df = pd.concat(frames, ignore_index=True).sort_values(
         ["lam_attn", "seed", "product", "layer", "head"], kind="stable"
