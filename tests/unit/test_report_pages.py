@@ -25,7 +25,8 @@ import pytest
 from attnbias.claims.caption import TEX, render_caption, unicode_math
 from attnbias.claims.core import compare, holds, write_claims
 from attnbias.claims.landing import report_menu
-from attnbias.claims.summary import (
+from attnbias.claims.summary import summary_table
+from attnbias.claims.summary_html import (
     EVERY_CLAIM_COLUMNS,
     NOT_PASSED_COLUMNS,
     PER_FIGURE_COLUMNS,
@@ -33,7 +34,6 @@ from attnbias.claims.summary import (
     VOID_COLUMNS,
     _breakable,
     summary_html,
-    summary_table,
 )
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ The caption (:func:`render_caption`) says each thing once: what is drawn and wha
 figure's static caption), what is claimed (the paper claims' ids), the tally of verdicts and one
 line per claim that did not pass (failed, inconclusive or void, and the failed checks) with
 its statement and reason; every claim with its measured value is on the claims page
-(:func:`attnbias.claims.summary.summary_html`).  The plot rule writes it beside the figure
+(:func:`attnbias.claims.summary_html.summary_html`).  The plot rule writes it beside the figure
 (``scripts/plot.py``); the verdicts come from :func:`attnbias.claims.core.verdicts`, so a caption
 counts passed / failed / void exactly as the claims summary and the landing page do.
 

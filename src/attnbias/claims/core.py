@@ -54,6 +54,16 @@ from pathlib import Path
 import numpy as np
 
 from ..io import jsonable
+from .verdicts import (  # noqa: F401  (the verdict functions are read from here too)
+    SIGN_TESTED,
+    VALIDITY,
+    _num,
+    failed_regime,
+    failed_sanity,
+    verdicts,
+    void_causes,
+    void_checks,
+)
 
 _OPS = {
     ">": operator.gt,
@@ -65,10 +75,6 @@ _OPS = {
 
 
 KINDS = ("paper", "control", "regime", "sanity", "identity")
-# the kinds judged over seeds by the sign test (the others must hold on every seed)
-SIGN_TESTED = ("paper", "control")
-# the kinds whose failure voids a figure's paper claims
-VALIDITY = ("sanity", "regime")
 VERDICTS = ("passed", "failed", "inconclusive", "void")
 # The largest chance that a claim judged over seeds holds when its effect is nil: each seed is then
 # equally likely to land on either side of the threshold (docs/outputs.md#claims-over-seeds).
@@ -139,14 +145,6 @@ def resolve(outcomes) -> str:
     n, k = len(outcomes), sum(outcomes)
     need = seeds_needed(n)
     return "passed" if k >= need else "failed" if n - k >= need else "inconclusive"
-
-
-def _num(v) -> str:
-    """A value as a reason shows it: numbers to 3 significant digits, signed when any could be
-    negative; other values by their outcome only."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return "…"
-    return f"{v:+.3g}" if math.isfinite(v) else "nan"
 
 
 def _numbers(values) -> list[float] | None:
@@ -397,94 +395,6 @@ def not_measurable(error: BaseException) -> list[Claim]:
 def is_not_measurable(claims_doc: dict) -> bool:
     """Whether a claim file records its figure as not measurable (:func:`not_measurable`)."""
     return any(c["id"] == NOT_MEASURABLE and not c["passed"] for c in claims_doc["claims"])
-
-
-def failed_sanity(claims) -> list[str]:
-    """The ids of the failed sanity checks among one figure's claims (records with ``kind``, ``id``
-    and ``passed``, as in a claim file): the checks that make its paper claims void."""
-    return [c["id"] for c in claims if c["kind"] == "sanity" and not c["passed"]]
-
-
-def failed_regime(claims) -> list[str]:
-    """The ids of the failed regime checks among one figure's claims: the experiment did not reach
-    the regime the paper's mechanism needs, so its paper claims are void."""
-    return [c["id"] for c in claims if c["kind"] == "regime" and not c["passed"]]
-
-
-def _outcome(c) -> str:
-    return c.get("outcome") or ("passed" if c["passed"] else "failed")
-
-
-def _checks(kind: str, ids) -> str:
-    return f"the {kind} check{'s' if len(ids) > 1 else ''} {', '.join(ids)}"
-
-
-def void_causes(claims) -> list[str | None]:
-    """Why each of one figure's claims is void, in words (``None`` for a claim that is not).
-
-    In order of precedence: a **paper** claim or positive control of a figure whose run failed a
-    sanity check (the run is not valid) or a regime check (the experiment has not reached the
-    regime the paper's mechanism needs); then a paper claim that does not pass while its positive
-    control (``positive_control``: the same test applied to the paper's reference) does not pass
-    either: the test cannot show the effect at this budget, so it can fail no claim.  A paper
-    claim that passes stands whatever its control.  Checks and identities are never void."""
-    claims = list(claims)
-    sanity, regime = failed_sanity(claims), failed_regime(claims)
-    by_id = {c["id"]: c for c in claims}
-    out: list[str | None] = []
-    for c in claims:
-        if c["kind"] not in SIGN_TESTED:
-            out.append(None)
-        elif sanity:
-            out.append(f"void: its figure's run failed {_checks('sanity', sanity)}, so it is not "
-                       "evidence")  # fmt: skip
-        elif regime:
-            out.append(f"void: its figure's run has not reached the regime the paper's mechanism "
-                       f"needs ({_checks('regime', regime)} failed), so it measures the budget, "
-                       "not the paper")  # fmt: skip
-        elif (c["kind"] == "paper" and c.get("positive_control") and _outcome(c) != "passed"
-              and _outcome(ctrl := by_id[c["positive_control"]]) != "passed"):  # fmt: skip
-            measured = (f" ({_num(ctrl['value'])} against {ctrl['threshold']})"
-                        if "value" in ctrl else "")  # fmt: skip
-            out.append(f"void: not testable at this budget: the same test applied to the paper's "
-                       f"reference, the positive control {ctrl['id']}, is {_outcome(ctrl)} too"
-                       f"{measured}, so it cannot fail the paper")  # fmt: skip
-        else:
-            out.append(None)
-    return out
-
-
-def void_checks(claims) -> list[str]:
-    """The ids of the checks (sanity, regime, positive control) that void each of one figure's
-    claims, comma-joined per claim ("" where none), in the precedence of :func:`void_causes`."""
-    claims = list(claims)
-    sanity, regime = failed_sanity(claims), failed_regime(claims)
-    out = []
-    for c, cause in zip(claims, void_causes(claims), strict=True):
-        out.append("" if cause is None else ", ".join(sanity or regime or [c["positive_control"]]))
-    return out
-
-
-def verdicts(claims) -> list[str]:
-    """The verdict of each of one figure's claims (records with ``kind``, ``id``, ``passed`` and,
-    over seeds, ``outcome`` and ``positive_control``), in order: one of :data:`VERDICTS`.
-
-    A paper claim or positive control is ``void`` when a sanity or regime check of the same figure
-    failed, and a paper claim also when it does not pass and neither does its positive control
-    (:func:`void_causes` says why); else its outcome: ``passed`` / ``failed`` as measured, or
-    ``inconclusive`` when it was judged over seeds that did not resolve it (:func:`over_seeds`).
-    Checks and identities keep their measured outcome.
-    """
-    claims = list(claims)
-    out = []
-    for c, cause in zip(claims, void_causes(claims), strict=True):
-        if cause is not None:
-            out.append("void")
-        elif c.get("outcome") == "inconclusive":
-            out.append("inconclusive")
-        else:
-            out.append("passed" if c["passed"] else "failed")
-    return out
 
 
 def write_claims(

@@ -16,15 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics.chance import LEARNED_MARGIN, majority_share, prior_loss
+from ..metrics.chance import LEARNED_MARGIN, majority_share
 from .core import Claim, compare, holds, judged_over_seeds
-
-
-def _selected(df: pd.DataFrame, opt: str) -> pd.DataFrame:
-    d = df[(df.optimizer == opt) & df.selected.astype(bool)].sort_values("step")
-    if d.empty:
-        raise KeyError(f"no selected run for {opt}")
-    return d
+from .fastrates_regime import final_train_loss, regime_claims
+from .fastrates_regime import selected as _selected
 
 
 def train_loss_auc(df: pd.DataFrame, opt: str) -> float:
@@ -35,13 +30,6 @@ def train_loss_auc(df: pd.DataFrame, opt: str) -> float:
     if len(x) < 2:
         return float(y.mean()) if len(y) else float("nan")
     return float(np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(x)) / (x[-1] - x[0]))
-
-
-def final_train_loss(df: pd.DataFrame, opt: str, window: float = 0.2) -> float:
-    """Mean train loss of the selected run over the last ``window`` fraction of the steps."""
-    d = _selected(df, opt).dropna(subset=["train_loss"])
-    last = float(d.step.max())
-    return float(d[d.step > (1.0 - window) * last].train_loss.mean())
 
 
 def final_test_acc(df: pd.DataFrame, meta: dict, opt: str) -> float:
@@ -126,62 +114,6 @@ def _run_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
     return out
 
 
-# Regime checks of Figs 1, 4 and 7 (docs/papers/fastrates.md#regime-checks), fixed from the
-# mechanism before the present stand-ins were measured.  Normalised and Polyak steps gain over SGD
-# once SGD's gradients shrink (near a fit: SGD's step η‖g_B‖ shrinks with ‖g_B‖, SNGD's stays η,
-# the Polyak step ℓ_B/(c‖g_B‖²) grows); their steps are matched to SGD's at the start.  A
-# comparison in which SGD has not left the class-prior loss, or its gradients have not fallen below
-# their size at the matching, measures the budget, not the step-size rules.
-LEARNED_SHARE = 0.5  # SGD's final train loss (last 20 % of steps) at most this share of H
-GRAD_FALL = 0.5  # SGD's late median ‖g_B‖ (last 20 % of steps) at most this share of the early one
-
-
-def grad_norm_fall(df: pd.DataFrame, opt: str) -> float:
-    """The median logged ‖g_B‖ (column ``grad_norm``: each row's mean over its steps) of the
-    selected run over the last 20 % of its steps divided by the median over the first 20 % (rows
-    with step > 0): below 1 when the gradients shrank.  NaN for tables without ``grad_norm``."""
-    d = _selected(df, opt)
-    if "grad_norm" not in d:
-        return float("nan")
-    d = d.dropna(subset=["grad_norm"])
-    d = d[d.step > 0]
-    if d.empty:
-        return float("nan")
-    last = float(d.step.max())
-    early = d[d.step <= 0.2 * last].grad_norm.median()
-    late = d[d.step > 0.8 * last].grad_norm.median()
-    return float(late / early)
-
-
-def _regime_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
-    """Regime checks (kind ``regime``) of one seed's runs: SGD has learned (final train loss at most
-    :data:`LEARNED_SHARE` × H, the class-prior loss) and its gradients have fallen (late median
-    ‖g_B‖ at most :data:`GRAD_FALL` × the early one).  Under the negative control too: its SGD is
-    the default run's, and a control's failures count only in the regime."""
-    out: list[Claim] = []
-    if "sgd" not in meta["optimizers"]:
-        return out
-    h = prior_loss(meta.get("data_info"))
-    if h is not None:
-        loss = final_train_loss(df, "sgd")
-        out.append(compare(
-            "sgd_learned",
-            f"SGD has learned: its final train loss (last 20 % of steps, {loss:.3g}) / H, the "
-            f"loss of predicting the class shares (H = {h:.3g} nats); at most "
-            f"{LEARNED_SHARE:g}, else the comparison ends before the phase the step-size rules "
-            "act in",
-            loss / h, "<=", LEARNED_SHARE, kind="regime",
-        ))  # fmt: skip
-    out.append(compare(
-        "sgd_grad_fell",
-        "SGD's gradients have fallen: median ‖g_B‖ over the last 20 % of steps / over the first "
-        f"20 % (at most {GRAD_FALL:g}: normalised and Polyak steps gain over SGD only once its "
-        "gradients shrink below their size when the steps were matched)",
-        grad_norm_fall(df, "sgd"), "<=", GRAD_FALL, kind="regime",
-    ))  # fmt: skip
-    return out
-
-
 def _fast(meta: dict) -> list[str]:
     return [o for o in ("sngd", "sps") if o in meta["optimizers"]]
 
@@ -223,7 +155,7 @@ def fig7(fig7) -> list[Claim]:
 def _image_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
     """Fig 7's claims on one seed's runs (or on the seed-mean curves)."""
     preset, sgd, fast = _preset(meta), _lr_note(meta, "sgd"), _fast(meta)
-    out = _run_claims(df, meta) + _regime_claims(df, meta) + _own_step_claims(meta)
+    out = _run_claims(df, meta) + regime_claims(df, meta) + _own_step_claims(meta)
     adamw = "adamw" in meta["optimizers"]
     for o in [*fast, *(["adamw"] if adamw else [])]:
         out.append(
@@ -278,7 +210,7 @@ def _text_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
     SNGD and SPS against SGD is applied to AdamW too, the optimiser the paper says they resemble:
     its positive control (kind ``control``, id ``<test>_adamw``), linked from each paper claim."""
     preset, sgd, fast = _preset(meta), _lr_note(meta, "sgd"), _fast(meta)
-    out = _run_claims(df, meta) + _regime_claims(df, meta) + _own_step_claims(meta)
+    out = _run_claims(df, meta) + regime_claims(df, meta) + _own_step_claims(meta)
     adamw = "adamw" in meta["optimizers"]
     # the rules tested, then AdamW as the positive control of each test
     tested = [*fast, *(["adamw"] if adamw else [])]

@@ -160,8 +160,8 @@ def landing_rst(
         The report path of a figure's picture, with ``{paper}`` and ``{fig}`` fields: each figure
         links to it.
     every_claim : str, optional
-        The report path of the page of every claim (:func:`attnbias.claims.summary.summary_html`),
-        linked from the text.
+        The report path of the page of every claim
+        (:func:`attnbias.claims.summary_html.summary_html`), linked from the text.
     about : str, optional
         What the run is when it is not the preset's reference run (:meth:`attnbias.run.Run.label`),
         said first.
