@@ -1,10 +1,8 @@
 """Figures of Tarzanagh et al. 2023, drawn from the plot-ready data of experiments.maxmargin.
 
 One public function per figure, named after it (``fig1a``, ..., ``fig10``), found by name by the
-plot rule.  Its arguments are named after the data groups it reads (``fig9`` for
-``results/data/maxmargin/fig9.csv``), each a ``(DataFrame, meta)`` pair; it returns the
-matplotlib figure.
-"""
+plot rule; its arguments are named after the data groups it reads (``fig9`` for
+``results/data/maxmargin/fig9.csv``), each a ``(DataFrame, meta)`` pair; it returns the figure."""
 
 from __future__ import annotations
 
