@@ -162,11 +162,15 @@ def test_negative_control_fails_every_deep_learning_paper_claim(run_dir, tmp_pat
         controlled.add(key)
         paper = [c for c in doc["claims"] if c["kind"] == "paper"]
         assert paper, f"{key}: no paper claim to test under the control"
-        problems += [(*key, c["id"], "passes under the control") for c in paper if c["passed"]]
-        failed_sanity = [(*key, c["id"], f"{c['kind']} fails") for c in doc["claims"]
-                         if c["kind"] in ("sanity", "regime") and not c["passed"]]  # fmt: skip
-        # the stochastic stand-ins' sanity verdicts are recorded, not asserted (STOCHASTIC)
+        problems += [(*key, c["id"], "passes under the control") for c in paper
+                     if c["verdict"] == "passed"]  # fmt: skip
+        failed_sanity = [(*key, c["id"], "sanity fails") for c in doc["claims"]
+                         if c["kind"] == "sanity" and not c["passed"]]  # fmt: skip
+        # the stochastic stand-ins' sanity verdicts are recorded, not asserted (STOCHASTIC), and
+        # so is every regime check at the CI sizes (the strict gate reports them)
         (unasserted if key in STOCHASTIC else problems).extend(failed_sanity)
+        unasserted += [(*key, c["id"], "regime fails") for c in doc["claims"]
+                       if c["kind"] == "regime" and not c["passed"]]  # fmt: skip
     assert controlled == CONTROLLED, controlled ^ CONTROLLED
     assert {p[:3] for p in problems} <= CONTROL_KNOWN, problems
     # a run the control does not change is the default run's, relabelled (Table.register_sweep's
