@@ -367,7 +367,9 @@ def _over_seeds(claims, df: pd.DataFrame, meta: dict) -> list[Claim]:
         claims, df, meta, _seed_meta, lambda d, m: (seed_mean(d), _mean_meta(m))
     )
     several = "seed" in df.columns and df["seed"].nunique() > 1
-    on = "the validation split (seed-mean loss)" if several else "the validation split"
+    crit = {e.get("select_on", "val_loss") for e in meta["selection"].values()}
+    on = ("the train-loss area" if crit == {"train_loss"} else "the validation split") + (
+        " (seed mean)" if several else "")  # fmt: skip
     return judged + _selection_claims(meta, on=on)
 
 
