@@ -42,12 +42,15 @@ TOLERANCE_PX = 1.0
 
 
 def plotting_figures() -> list[tuple[str, str]]:
-    """(paper, figure) for every public function of the plotting modules: the figures."""
+    """(paper, figure) for every public function of the plotting modules: the figures (those a
+    paper's module defines or re-exports from one of its own, ``plotting.<paper>_*``)."""
     out = []
     for paper in PAPERS:
         module = importlib.import_module(f"attnbias.plotting.{paper}")
         for name, fn in inspect.getmembers(module, inspect.isfunction):
-            if fn.__module__ == module.__name__ and not name.startswith("_"):
+            own = fn.__module__ == module.__name__ or fn.__module__.startswith(
+                f"{module.__name__}_")  # fmt: skip
+            if own and not name.startswith("_"):
                 out.append((paper, name))
     return sorted(out)
 
