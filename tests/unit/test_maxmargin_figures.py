@@ -104,7 +104,8 @@ def test_job_function_resolves():
 
 
 def _vit_fig7(zeta, wnorm, acc=0.95, zeta_qk0=None):
-    """A training table; ζ₀ (last-layer W_q, W_k at init) is uniform attention unless given."""
+    """A training table; ζ₀ (last-layer W_q, W_k at init) is uniform attention unless given; the
+    training data fit from the first epoch (the regime check late_after_fit holds)."""
     import pandas as pd
 
     ep = np.arange(len(zeta))
@@ -114,7 +115,7 @@ def _vit_fig7(zeta, wnorm, acc=0.95, zeta_qk0=None):
             "zeta": zeta,
             "zeta_qk0": np.full(len(ep), 64.0) if zeta_qk0 is None else zeta_qk0,
             "wnorm": wnorm,
-            "train_acc": np.r_[np.nan, np.full(len(ep) - 1, acc)],
+            "train_acc": np.r_[np.nan, np.full(len(ep) - 1, 1.0)],
             "probe_acc": np.full(len(ep), acc),
         }
     )
@@ -135,6 +136,7 @@ def test_vit_claims_pass_on_a_late_trend():
         "zeta_qk_share",
         "curves_finite",
         "probe_acc",
+        "late_after_fit",
     }
     assert c["zeta_late_drop"].value == pytest.approx(np.exp(-0.03 * 15))  # ζ(30) / ζ(15)
     assert c["zeta_qk_share"].value == pytest.approx(1.0)  # ζ₀ constant: all from W_q, W_k

@@ -30,6 +30,7 @@ TINY = dict(
     lr=0.01,
     momentum=0.0,
     batch_size=128,
+    train_size=0,
     epochs=2,
     augment_pad=0,
     augment_flip=False,
@@ -112,6 +113,27 @@ def test_zeta_is_the_mean_over_the_epochs_snapshots(runs):
     assert one.wnorm.iloc[1] == three.wnorm.iloc[1] and one.zeta.iloc[1] != three.zeta.iloc[1]
 
 
+def test_the_maps_table_carries_the_epochs_training_accuracy(runs):
+    """Fig 6's regime check reads the training accuracy of each drawn epoch from the maps table:
+    Fig 7's `train_acc` of that epoch (NaN at the untrained epoch 0)."""
+    maps, meta = runs["none"]["fig6"]
+    curves = runs["none"]["fig7"][0]
+    assert "train_acc" in meta["columns"]
+    per_epoch = maps.groupby("epoch").train_acc
+    assert (per_epoch.nunique(dropna=False) == 1).all()  # one value per drawn epoch
+    assert np.isnan(per_epoch.first()[0]) and np.isnan(curves.train_acc.iloc[0])
+    assert per_epoch.first()[2] == curves.train_acc.iloc[2] > 0
+
+
+def test_train_size_trains_on_the_first_images_of_the_split(runs):
+    """``train_size``: the first n training images (the quick stand-in's subset); 0 = all."""
+    assert runs["none"]["fig7"][1]["train_images"] == 1437  # digits: 1,437 of 1,797
+    small = train_vit({**TINY, "train_size": 200, "epochs": 1, "batch_size": 50})
+    curves, meta = small["fig7"]
+    assert meta["train_images"] == 200 and meta["settings"]["train_size"] == 200
+    assert small["fig6"][1]["train_images"] == 200 and len(curves) == 2
+
+
 def test_unknown_control_is_refused():
     with pytest.raises(ValueError, match="unknown control"):
         train_vit(TINY, control="shuffle")
@@ -127,7 +149,7 @@ def _table(zeta, zeta_qk0, wnorm, probe_acc=0.8):
             "zeta": zeta,
             "zeta_qk0": zeta_qk0,
             "wnorm": wnorm,
-            "train_acc": np.r_[np.nan, np.full(len(ep) - 1, 0.83)],
+            "train_acc": np.r_[np.nan, np.full(len(ep) - 1, 1.0)],  # fit: in the regime
             "probe_acc": np.full(len(ep), probe_acc),
         }
     )

@@ -1,7 +1,7 @@
 """maxmargin Figs 6-7 over seeds: the gather of the seeds' runs (column ``seed``), the claims judged
-over the seeds (docs/outputs.md#claims-over-seeds: sanity on every seed, paper on the seed mean
-and on 2 of 3 seeds), Fig 6's claim measured on the drawn maps, and the plots (seed-mean curves
-with a min-max band; one seed's maps)."""
+over the seeds (docs/outputs.md#claims-over-seeds: sanity and regime checks on every seed, paper
+claims on the seed mean and on 3 of 3 seeds), Fig 6's claim measured on the drawn maps, and the
+plots (seed-mean curves with a min-max band; one seed's maps)."""
 
 import matplotlib
 
@@ -35,7 +35,7 @@ def _curves(a, b, acc):
             "peak": np.full(31, 0.05),
             "wnorm": 0.2 + b * EP,
             "train_loss": np.r_[np.nan, np.full(30, 0.5)],
-            "train_acc": np.r_[np.nan, np.full(30, 0.9)],
+            "train_acc": np.r_[np.nan, np.full(30, 1.0)],  # fit from the start: in the regime
             "probe_acc": np.full(31, acc),
         }
     )
@@ -43,9 +43,9 @@ def _curves(a, b, acc):
 
 def _maps(peaks):
     """One seed's Fig 6 maps, two images, 8 × 8 patches: ``peaks[image][epoch]`` on patch 0, the
-    rest spread evenly."""
+    rest spread evenly; the data fit (training accuracy 1) from the first epoch."""
     rows = [
-        (e, img, img, k // 8, k % 8, pk if k == 0 else (1 - pk) / 63, 0.5)
+        (e, img, img, k // 8, k % 8, pk if k == 0 else (1 - pk) / 63, 0.5, np.nan if e == 0 else 1)
         for img, by_epoch in enumerate(peaks)
         for e, pk in by_epoch.items()
         for k in range(64)
@@ -172,6 +172,9 @@ def test_fig7_claims_over_seeds(gathered):
     acc = c["probe_acc"]
     assert acc.passed and acc.value == 0.9 and acc.rule == "on every seed (3)"
     assert [r["value"] for r in acc.seeds.values()] == [0.9, 0.8, 0.7]
+    # the regime check (tests/unit/test_maxmargin_vit_regime.py), also on every seed
+    fit = c["late_after_fit"]
+    assert fit.kind == "regime" and fit.passed and fit.rule == "on every seed (3)"
 
 
 def test_fig7_sanity_fails_on_one_bad_seed_and_shows_it(gathered):
@@ -210,6 +213,7 @@ def test_fig6_claim_is_measured_on_the_drawn_maps_over_seeds(gathered):
     assert "probe set and the epoch's weight snapshots the ratio is 1.233" in maps.statement
     acc = c["probe_acc"]
     assert acc.kind == "sanity" and acc.passed and acc.value == 0.9
+    assert c["late_after_fit"].passed and "(epoch 18)" in c["late_after_fit"].statement
     # one seed alone: judged as it is (no seed record), on that seed's drawn maps
     df, meta = gathered["fig6"]
     one = _by_id(checks.fig6((df[df.seed == 1], dict(meta, seeds=[1]))))

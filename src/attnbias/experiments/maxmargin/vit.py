@@ -4,7 +4,7 @@ engine (:mod:`attnbias.train`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +41,10 @@ VIT_FIG6_COLUMNS = {
     "col": "patch column",
     "weight": "renormalised head-averaged [CLS] attention on that patch",
     "pixels": "the image's mean intensity on that patch (for the background), in [0, 1]",
+    "train_acc": (
+        "mean training-batch accuracy over that epoch (NaN at epoch 0), as Fig 7's `train_acc` "
+        "(the regime check late_after_fit: the late phase starts after the fit)"
+    ),
 }
 
 
@@ -66,6 +70,7 @@ class ViTSettings(ViTShape):
     lr: float
     momentum: float
     batch_size: int
+    train_size: int
     epochs: int
     augment_pad: int
     augment_flip: bool
@@ -90,6 +95,9 @@ def train_vit(
     augmentation; one of the block's ``seeds``) and record, every epoch, ζ of the last-layer [CLS]
     attention over a fixed probe set and ‖W_qᵀW_k‖_F; store the attention maps of fixed images at
     ``map_epochs``.
+
+    ``train_size``: train on the first this many images of the (shuffled, stratified) training
+    split; 0 = all of it.
 
     ``zeta_snapshots``: ζ (and ζ₀) of an epoch is the mean over this many evenly spaced snapshots
     of the weights within the epoch (the last at its end), which averages out the step-to-step
@@ -118,6 +126,9 @@ def train_vit(
     splits = _image_data(s.dataset, data_seed, s.cifar_source)
     channels = splits.x_train.shape[1]
     model = s.build_vit(channels, int(splits.y_train.max()) + 1, seed)
+    if s.train_size > 0:  # after the model: the classes are those of the whole split
+        sub = slice(0, min(s.train_size, len(splits.x_train)))
+        splits = replace(splits, x_train=splits.x_train[sub], y_train=splits.y_train[sub])
     qk0 = [p.detach().clone().to(device) for p in qk_parameters(model, last_only=True)]
     frozen = freeze_qk(model) if control == "null" else 0
     if control == "null" and checkpoint is not None:  # never resume from a run of the other arm
@@ -207,6 +218,7 @@ def train_vit(
     curves = pd.DataFrame(history).reindex(columns=list(VIT_FIG7_COLUMNS))
     probe_peak = {int(e): float(p) for e, p in zip(curves.epoch, curves.peak, strict=True)}
     maps = {r["epoch"]: np.asarray(r["map"]) for r in history if "map" in r}
+    acc_at = {int(e): float(a) for e, a in zip(curves.epoch, curves.train_acc, strict=True)}
     rows = []
     for epoch in sorted(maps):
         w = maps[epoch]
@@ -221,6 +233,7 @@ def train_vit(
                         k % grid,
                         float(w[j, k]),
                         float(patch_pix[j, k]),
+                        acc_at[int(epoch)],
                     )
                 )
     maps_df = pd.DataFrame(rows, columns=list(VIT_FIG6_COLUMNS))
@@ -230,6 +243,7 @@ def train_vit(
         "device": str(device),
         "optimizer": {"weight_decay": 0.0},
         "probe_size": probe_n,
+        "train_images": len(splits.x_train),
         "tokens": grid * grid + 1,
         "control": control,
         "frozen_qk_scalars": frozen,
