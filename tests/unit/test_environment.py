@@ -1,4 +1,4 @@
-"""Environment guards (conventions §3): torch pin, no torchvision/timm, offline assets present."""
+"""Environment guards (conventions §3): the locked torch, torchvision and timm, offline assets present."""
 
 import importlib.util
 from pathlib import Path
@@ -6,13 +6,15 @@ from pathlib import Path
 import torch
 
 
-def test_torch_pin():
-    assert torch.__version__.startswith("2.13.0")
+def test_the_locked_torch_torchvision_and_timm():
+    """torch 2.14.1 with its torchvision pair (a mismatched pair fails at import, "operator
+    torchvision::nms does not exist") and timm, whose ViT the papers' vision models are."""
+    import timm
+    import torchvision
 
-
-def test_no_torchvision_or_timm():
-    assert importlib.util.find_spec("torchvision") is None
-    assert importlib.util.find_spec("timm") is None
+    assert torch.__version__.split("+")[0] == "2.14.1"
+    assert torchvision.__version__.split("+")[0] == "0.29.1" and timm.__version__ == "1.0.31"
+    assert torchvision.ops.nms(torch.zeros(1, 4), torch.ones(1), 0.5).tolist() == [0]
 
 
 def test_offline_assets_locatable():

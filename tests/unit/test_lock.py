@@ -1,6 +1,7 @@
 """The lock (requirements/, written by requirements/refresh.sh) agrees with pyproject.toml: every
 exact pin of the dependencies and the dev extra at the same version, every package hashed, the CPU
-torch and no CUDA packages, torchvision or timm; the README's install, CI and environment.yml read
+index's standard torch, torchvision and timm (one lock for every machine, no local wheel folder);
+the README's install, CI and environment.yml read
 it; and, where this environment was installed from it, it holds exactly what is installed.
 Offline and fast: it reads files only."""
 
@@ -17,7 +18,6 @@ from packaging.utils import canonicalize_name
 
 REQ = ROOT / "requirements"
 ENTRY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")
-FORBIDDEN = re.compile(r"^(nvidia-.*|triton.*|torchvision|timm)$")
 REFRESH = "requirements/refresh.sh"
 
 
@@ -45,7 +45,7 @@ def locked(lock_text: str) -> dict[str, tuple[str, list[str]]]:
 
 def disagreements(pyproject_text: str, lock_text: str) -> list[str]:
     """Each pin of pyproject that the lock lacks or holds at another version.  A pin without a
-    local label matches the lock's local build of the same release (torch 2.13.0, 2.13.0+cpu)."""
+    local label matches a local build of the same release (torch 2.14.1, 2.14.1+cu130)."""
     lock = locked(lock_text)
     out = []
     for name, req in sorted(pins(pyproject_text).items()):
@@ -74,16 +74,17 @@ def test_every_pin_of_pyproject_is_locked_at_its_version():
     "edit, problem",
     [
         (('"numpy==2.4.6"', '"numpy==2.4.7"'), "numpy==2.4.7: the lock has 2.4.6"),
-        (('"torch==2.13.0"', '"torch==2.13.1"'), "torch==2.13.1: the lock has 2.13.0+cpu"),
+        (('"torch==2.14.1"', '"torch==2.14.2"'), "torch==2.14.2: the lock has 2.14.1"),
+        (('"timm==1.0.31"', '"timm==1.0.30"'), "timm==1.0.30: the lock has 1.0.31"),
         (('"ruff==0.17.6",', '"ruff==0.17.6",\n  "rich-argparse==1.0",'), "rich-argparse==1.0 is"),
         (('"pyyaml==6.0.3",', ""), None),  # a pin dropped: the lock may keep it (a dependency)
         (('"numpy==2.4.6"', '"numpy==2.4.6"'), None),
     ],
-    ids=["dep-bumped", "torch-bumped", "dev-added", "pin-dropped", "unchanged"],
+    ids=["dep-bumped", "torch-bumped", "timm-moved", "dev-added", "pin-dropped", "unchanged"],
 )
 def test_the_pin_check_fails_when_pyproject_changes(tmp_path, edit, problem):
     """The check above is not vacuous: a copy of pyproject.toml with one pin changed disagrees
-    with the lock, and torch's 2.13.0 pin agrees with the lock's 2.13.0+cpu."""
+    with the lock."""
     copy = tmp_path / "pyproject.toml"
     copy.write_text(PYPROJECT.replace(*edit))
     assert copy.read_text() != PYPROJECT or edit[0] == edit[1]
@@ -97,25 +98,21 @@ def test_the_pin_check_fails_when_pyproject_changes(tmp_path, edit, problem):
 def test_every_locked_package_is_hashed():
     assert len(locked(LOCK_TEXT)) > 100
     assert not unhashed(LOCK_TEXT)
-    assert unhashed("--find-links /opt/wheels\n\nsix==1.17.0\n    # via x\n") == ["six"]
+    assert unhashed("--no-binary x\n\nsix==1.17.0\n    # via x\n") == ["six"]
     assert not unhashed("six==1.17.0 \\\n    --hash=sha256:" + "a" * 64 + "\n")
 
 
-def test_the_lock_keeps_the_cpu_torch_and_no_cuda_packages():
+def test_one_lock_with_the_standard_torch_torchvision_and_timm():
+    """The index's standard builds (no local ``+cpu`` label), torch's CUDA libraries hashed with
+    it, and no folder or index of this machine named: every machine installs this file."""
     lock = locked(LOCK_TEXT)
-    assert lock["torch"][0].endswith("+cpu") and len(lock["torch"][1]) == 1, lock["torch"]
-    assert not sorted(n for n in lock if FORBIDDEN.match(n))
-    assert LOCK_TEXT.startswith("#") and "\n--find-links /opt/wheels\n" in LOCK_TEXT
-
-
-def test_the_gpu_lock_is_the_lock_without_torch():
-    """requirements/lock-no-torch.txt (docs/running.md, GPU machines) is derived, not edited."""
-    lock, no_torch = locked(LOCK_TEXT), locked((REQ / "lock-no-torch.txt").read_text())
-    assert "torch" not in no_torch and no_torch == {k: v for k, v in lock.items() if k != "torch"}
+    assert {n: lock[n][0] for n in ("torch", "torchvision", "timm")} == {
+        "torch": "2.14.1", "torchvision": "0.29.1", "timm": "1.0.31"}  # fmt: skip
+    assert any(n.startswith("nvidia-") for n in lock) and "triton" in lock
+    assert not re.search(r"^--(find-links|index-url|extra-index-url)", LOCK_TEXT, re.M)
+    assert sorted(p.name for p in REQ.glob("*.txt")) == ["lock.txt", "nodeps.txt"]
     running = (ROOT / "docs" / "running.md").read_text()
-    torch_pin = str(pins(PYPROJECT)["torch"])
-    assert torch_pin == "torch==2.13.0" and torch_pin in running
-    assert "pip install --require-hashes -r requirements/lock-no-torch.txt" in running
+    assert "lock-no-torch" not in running and "requirements/lock.txt" in running
 
 
 def test_nodeps_packages_are_hashed_and_outside_the_lock():

@@ -138,6 +138,7 @@ DOCUMENTED = {
     "snakemake --cores 2 compare --config maxmargin='{fig1: {steps: 500}}'": ByTest(
         "tests/workflow/test_compare.py", '"compare", "--config", STEPS'
     ),
+    "snakemake compare": ByTest("tests/workflow/test_compare.py", '"compare", "--config"'),
     "snakemake --cores 2 compare --configfile my.yaml": ByTest(
         "tests/workflow/test_compare.py", '"compare", "--configfile", "my.yaml"'
     ),
