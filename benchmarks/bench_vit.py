@@ -38,6 +38,8 @@ def peak_flops(device: torch.device) -> float | None:
 
 
 def main():
+    import timm
+
     from attnbias.models.vit import build_vit
     from attnbias.train import TrainConfig, fit, resolve_device
 
@@ -80,7 +82,7 @@ def main():
     y = torch.randint(0, 10, (len(x),))
 
     def loss_fn(m, b):
-        return torch.nn.functional.cross_entropy(m(pixel_values=b["x"]).logits.float(), b["y"]), {}
+        return torch.nn.functional.cross_entropy(m(b["x"]).float(), b["y"]), {}
 
     cfg = TrainConfig(
         epochs=1,
@@ -112,7 +114,7 @@ def main():
     name = torch.cuda.get_device_name(device) if gpu else f"CPU ({torch.get_num_threads()} threads)"
     tokens = (s["image_size"] // s["patch_size"]) ** 2 + 1
     out = {
-        "bench": "attnbias bench_vit (engine fit, HF ViTForImageClassification)",
+        "bench": "attnbias bench_vit (engine fit, timm VisionTransformer)",
         "preset": args.preset,
         "compile": compile_,
         "batch": batch,
@@ -125,7 +127,8 @@ def main():
         "warmup_s": mark.marks[warm - 1] - t0,
         "peak_mem_mb": torch.cuda.max_memory_allocated() / 2**20 if gpu else None,
         "loss": hist[-1]["train_loss"],
-        "attn": model.config._attn_implementation,
+        "attn": "sdpa" if all(b.attn.fused_attn for b in model.blocks) else "eager",
+        "timm": timm.__version__,
         "device": name,
         "torch": torch.__version__,
     }

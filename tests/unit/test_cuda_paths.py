@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from attnbias.models.gpt2 import build_gpt2, eval_lm_loss, gpt2_param_groups, lm_loss
-from attnbias.models.vit import build_vit, cls_attention, cls_attention_pair, qk_parameters
+from attnbias.models.vit import build_vit, cls_attention, cls_attention_pair, qk_weights
 from attnbias.train import TrainConfig, fit, random_crop_flip, sgd_probe
 
 DEVICES = [
@@ -63,7 +63,7 @@ def _vit(seed=0):
 
 
 def _vit_loss(m, b):
-    logits = m(pixel_values=b["x"]).logits
+    logits = m(b["x"])
     return torch.nn.functional.cross_entropy(logits.float(), b["y"]), {
         "train_acc": (logits.argmax(-1) == b["y"]).float().mean().detach()
     }
@@ -107,15 +107,18 @@ def test_bf16_loss_close_to_float32_loss(device):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_vit_sdpa_matches_eager_attention(device, dtype):
+    """timm's fused attention (SDPA) against its eager softmax(q kᵀ·scale) v path."""
     model = _vit().to(device).eval()
     x = torch.randn(8, 3, 16, 16, generator=torch.Generator().manual_seed(1)).to(device)
     with (
         torch.no_grad(),
         torch.autocast(device.type, dtype=torch.bfloat16, enabled=dtype != torch.float32),
     ):
-        sdpa = model(pixel_values=x).logits.float()
-        model.set_attn_implementation("eager")
-        eager = model(pixel_values=x).logits.float()
+        assert all(block.attn.fused_attn for block in model.blocks)
+        sdpa = model(x).float()
+        for block in model.blocks:
+            block.attn.fused_attn = False
+        eager = model(x).float()
     assert sdpa.shape == (8, 10)
     assert _rel(sdpa, eager) < (1e-4 if dtype == torch.float32 else 3e-2)
 
@@ -286,10 +289,10 @@ def test_attention_maps_and_head_metrics_of_a_model_on_the_device(device):
     maps, logits = cls_attention(model, x)
     assert maps.device.type == device.type and logits.shape == (6, 10)
     assert torch.allclose(maps.sum(-1), torch.ones(6, device=device), atol=1e-5)
-    live = [p.detach() for p in qk_parameters(model, last_only=True)]
+    live = [p.clone() for p in qk_weights(model, last_only=True)]
     rows, alt, _ = cls_attention_pair(model, x, live)
     assert torch.equal(rows, alt)
-    assert model.config._attn_implementation == "sdpa"
+    assert all(block.attn.fused_attn for block in model.blocks)  # training's path: SDPA
     metrics = head_rows(model, 0, True)
     assert metrics and all(math.isfinite(r["eff_rank"]) for r in metrics)
 

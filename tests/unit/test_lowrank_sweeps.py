@@ -86,49 +86,20 @@ def test_decay_groups_follow_module_paths():
     )  # tied lm_head counted once
     from attnbias.models.vit import build_vit
 
-    v = build_vit(8, 2, 1, 16, 2, 2, 32, 10)
+    v = build_vit(8, 2, 1, 16, 2, 2, 32, 10)  # timm names (tests/unit/test_vit_readouts.py)
     gv = {x["name"]: x for x in vit_param_groups(v, 3.0, 0.1)}
     assert gv["attn"]["names"] == [
-        f"vit.layers.{i}.attention.{w}_proj.weight" for i in range(2) for w in "qkvo"
+        f"blocks.{i}.attn.{w}.weight" for i in range(2) for w in ("qkv", "proj")
     ]
     assert gv["other"]["names"] == [
-        f"vit.layers.{i}.mlp.fc{j}.weight" for i in range(2) for j in (1, 2)
-    ] + ["classifier.weight"]
-    assert "vit.embeddings.cls_token" in gv["none"]["names"] and gv["none"]["weight_decay"] == 0.0
-
-    class V4(torch.nn.Module):  # transformers ≤ 4 ViT/BERT names: attention output vs MLP output
-        def __init__(self):
-            super().__init__()
-            self.layer = torch.nn.ModuleDict(
-                {
-                    "0": torch.nn.ModuleDict(
-                        {
-                            "attention": torch.nn.ModuleDict(
-                                {
-                                    "attention": torch.nn.ModuleDict(
-                                        {
-                                            k: torch.nn.Linear(4, 4)
-                                            for k in ("query", "key", "value")
-                                        }
-                                    ),
-                                    "output": torch.nn.ModuleDict({"dense": torch.nn.Linear(4, 4)}),
-                                }
-                            ),
-                            "intermediate": torch.nn.ModuleDict({"dense": torch.nn.Linear(4, 8)}),
-                            "output": torch.nn.ModuleDict({"dense": torch.nn.Linear(8, 4)}),
-                        }
-                    )
-                }
-            )
-
-    g4 = {
-        x["name"]: x["names"] for x in decay_groups(V4(), VIT_DECAY_GROUPS, {"attn": 1, "other": 2})
-    }
-    assert g4["attn"] == [
-        f"layer.0.attention.{p}.weight"
-        for p in ("attention.query", "attention.key", "attention.value", "output.dense")
-    ]
-    assert g4["other"] == ["layer.0.intermediate.dense.weight", "layer.0.output.dense.weight"]
+        f"blocks.{i}.mlp.fc{j}.weight" for i in range(2) for j in (1, 2)
+    ] + ["head.weight"]
+    assert "cls_token" in gv["none"]["names"] and gv["none"]["weight_decay"] == 0.0
+    # a name outside a block's attention or MLP is never decayed by these rules
+    stray = {x["name"]: x["names"] for x in decay_groups(
+        torch.nn.ModuleDict({"proj": torch.nn.Linear(4, 4), "fc1": torch.nn.Linear(4, 4)}),
+        VIT_DECAY_GROUPS, {"attn": 1, "other": 2})}  # fmt: skip
+    assert set(stray) == {"none"}
 
 
 # a run's keyword arguments: its typed settings (the lowrank `lm` block, tiny) and the device

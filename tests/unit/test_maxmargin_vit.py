@@ -13,7 +13,7 @@ from attnbias.models.vit import (
     cls_attention,
     cls_attention_pair,
     freeze_qk,
-    qk_parameters,
+    qk_weights,
 )
 
 # the settings of a tiny run (the maxmargin `vit` block)
@@ -43,41 +43,52 @@ TINY = dict(
 )
 
 
-def test_freeze_qk_freezes_exactly_the_query_and_key_projections():
+def test_freeze_qk_freezes_exactly_the_query_and_key_rows():
+    """timm fuses q, k, v into ``attn.qkv``: after freezing, its q/k rows are buffers and only the
+    v rows (16 of 48) of each layer's weight and bias are parameters; nothing else changes."""
     model = build_vit(16, 4, 1, 16, 2, 2, 16, 10, 0)
+    before = {n: p.shape for n, p in model.named_parameters()}
     n = freeze_qk(model)
-    frozen = {name for name, p in model.named_parameters() if not p.requires_grad}
-    assert frozen == {
-        f"vit.layers.{i}.attention.{m}_proj.{w}"
+    after = {n: p.shape for n, p in model.named_parameters()}
+    qkv = {f"blocks.{i}.attn.qkv.{w}" for i in range(2) for w in ("weight", "bias")}
+    assert set(before) - set(after) == qkv
+    assert {k: v for k, v in after.items() if k not in before} == {
+        f"blocks.{i}.attn.qkv.parametrizations.{w}.original": shape
         for i in range(2)
-        for m in "qk"
-        for w in ("weight", "bias")
+        for w, shape in (("weight", (16, 16)), ("bias", (16,)))
     }
-    assert n == 2 * 2 * (16 * 16 + 16) and len(qk_parameters(model, last_only=True)) == 4
+    frozen = {k: b.shape for k, b in model.named_buffers() if k.endswith(".frozen")}
+    assert frozen == {
+        f"blocks.{i}.attn.qkv.parametrizations.{w}.0.frozen": shape
+        for i in range(2)
+        for w, shape in (("weight", (32, 16)), ("bias", (32,)))
+    }
+    assert n == 2 * 2 * (16 * 16 + 16) and len(qk_weights(model, last_only=True)) == 4
 
 
 def test_one_pass_attention_matches_the_library_and_swaps_only_the_last_qk():
-    """ζ, ζ₀ come from the last layer's input in one pass: the live map equals the library's
-    eager attention probabilities; with the initial W_q, W_k it is the map of a model whose last
-    layer's W_q, W_k were put back (everything else trained)."""
+    """ζ, ζ₀ come from the last layer's input in one pass: the live map equals
+    :func:`cls_attention`'s (the library's own probabilities: tests/unit/test_vit_readouts.py);
+    with the initial W_q, W_k it is the map of a model whose last layer's W_q, W_k were put back
+    (everything else trained)."""
     torch.manual_seed(1)
     trained = build_vit(16, 2, 1, 16, 2, 2, 16, 10, 0)
     with torch.no_grad():  # "training": scale every weight, so the map is far from uniform
         for p in trained.parameters():
             p.mul_(3.0)
     x = torch.randn(12, 1, 16, 16)
-    init = [p.detach().clone() for p in qk_parameters(build_vit(16, 2, 1, 16, 2, 2, 16, 10, 0),
-                                                       last_only=True)]
+    init = [p.clone() for p in qk_weights(build_vit(16, 2, 1, 16, 2, 2, 16, 10, 0),
+                                          last_only=True)]  # fmt: skip
     att, att0, logits = cls_attention_pair(trained.eval(), x, init)
     ref, ref_logits = cls_attention(trained, x)
     torch.testing.assert_close(att, ref, atol=1e-6, rtol=0)
     torch.testing.assert_close(logits, ref_logits, atol=1e-5, rtol=1e-5)
     with torch.no_grad():
-        for p, v in zip(qk_parameters(trained, last_only=True), init, strict=True):
-            p.copy_(v)
+        for p, v in zip(qk_weights(trained, last_only=True), init, strict=True):
+            p.copy_(v)  # views of the qkv rows: writes the model's weights
     torch.testing.assert_close(att0, cls_attention(trained, x)[0], atol=1e-6, rtol=0)
     assert (att - att0).abs().max() > 1e-3  # the swap matters
-    same = cls_attention_pair(trained, x, [p.detach() for p in qk_parameters(trained, True)])
+    same = cls_attention_pair(trained, x, [p.clone() for p in qk_weights(trained, True)])
     assert torch.equal(same[0], same[1])  # equal weights: bit-equal maps
 
 

@@ -1,6 +1,6 @@
 """attnbias.metrics.rank: spectra, ranks, balance diagnostics and per-head attention factors.
 
-The per-head tests build tiny random GPT-2, BERT, ViT and LLaMA models from configs (offline),
+The per-head tests build tiny random GPT-2, BERT, LLaMA (from configs, offline) and timm ViT models,
 set weights by hand to known per-head ranks, and compare the attention logits and outputs rebuilt
 from the sliced factors with the models' own (biases zeroed).
 """
@@ -250,37 +250,63 @@ def test_bert_heads_use_attention_output_not_mlp_output():
     )
 
 
-def test_vit_heads():
-    from transformers import ViTConfig, ViTModel
+def test_timm_vit_heads_split_the_fused_qkv_rows():
+    """timm's ViT: the row thirds of ``attn.qkv`` are W_Q, W_K, W_V, each head d_h contiguous
+    rows, and ``attn.proj`` takes the heads' outputs column block by column block.  Known ranks
+    are set in the q and v thirds; the per-head logits and the attention output rebuilt from the
+    factors equal timm's own eager probabilities and ``proj`` output (biases zeroed)."""
+    from attnbias.models.vit import build_vit
 
-    cfg = ViTConfig(
-        image_size=8,
-        patch_size=4,
-        num_channels=1,
-        hidden_size=D_MODEL,
-        num_hidden_layers=N_LAYERS,
-        num_attention_heads=N_HEADS,
-        intermediate_size=48,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    cfg._attn_implementation = "eager"
-    model = ViTModel(cfg, add_pooling_layer=False).eval()
-    layers = model.encoder.layer if hasattr(model, "encoder") else model.layers
+    model = build_vit(8, 4, 1, D_MODEL, N_LAYERS, N_HEADS, 48, 10).eval()
     gen = torch.Generator().manual_seed(2)
-    qkvo = [rk.qkvo_linears(layer) for layer in layers]
-    if hasattr(model, "layers"):  # transformers 5 layout: attention.{q,k,v,o}_proj
-        assert qkvo[0][0] is layers[0].attention.q_proj and qkvo[0][3] is layers[0].attention.o_proj
+    d = D_MODEL
     with torch.no_grad():
-        for li, (q, k, v, o) in enumerate(qkvo):
-            _low_rank_rows(q.weight, KQ_RANKS[li], gen)
-            _low_rank_rows(v.weight, PV_RANKS[li], gen)
-            _zero_biases([q, k, v, o])
+        for li, block in enumerate(model.blocks):
+            W = block.attn.qkv.weight
+            _low_rank_rows(W[:d], KQ_RANKS[li], gen)  # views: written into the fused weight
+            _low_rank_rows(W[2 * d :], PV_RANKS[li], gen)
+            _zero_biases([block.attn.qkv, block.attn.proj])
+            block.attn.fused_attn = False  # the eager path, whose probabilities attn_drop sees
     _check_known_ranks(model)
-    pixels = torch.randn(2, 1, 8, 8, generator=gen)
-    _check_logits_and_outputs(
-        model, pixels, None, [m[0] for m in qkvo], [m[3] for m in qkvo], causal=False
-    )
+    # the factors are the slices, head by head
+    f0 = rk.vit_layer_factors(model.blocks[0])
+    W0 = model.blocks[0].attn.qkv.weight.detach().double().numpy()
+    P0 = model.blocks[0].attn.proj.weight.detach().double().numpy()
+    h = 1
+    np.testing.assert_array_equal(f0["kq"][0][h], W0[d + h * D_HEAD : d + (h + 1) * D_HEAD].T)
+    np.testing.assert_array_equal(f0["kq"][1][h], W0[h * D_HEAD : (h + 1) * D_HEAD].T)
+    np.testing.assert_array_equal(f0["pv"][0][h], P0[:, h * D_HEAD : (h + 1) * D_HEAD])
+    v_rows = slice(2 * d + h * D_HEAD, 2 * d + (h + 1) * D_HEAD)
+    np.testing.assert_array_equal(f0["pv"][1][h], W0[v_rows].T)
+    captured, hooks = {}, []
+    for li, block in enumerate(model.blocks):
+        att = block.attn
+        hooks += [
+            att.qkv.register_forward_pre_hook(
+                lambda m, a, li=li: captured.__setitem__(("x", li), a[0].detach())),
+            att.attn_drop.register_forward_hook(
+                lambda m, a, o, li=li: captured.__setitem__(("p", li), a[0].detach())),
+            att.proj.register_forward_hook(
+                lambda m, a, o, li=li: captured.__setitem__(("o", li), o.detach())),
+        ]  # fmt: skip
+    with torch.no_grad():
+        model(torch.randn(2, 1, 8, 8, generator=gen))
+    for hk in hooks:
+        hk.remove()
+    factors = rk.model_factors(model)
+    assert len(factors) == N_LAYERS
+    for li in range(N_LAYERS):
+        x = captured[("x", li)][0].double().numpy()  # (T, d): 4 patches + CLS
+        probs = captured[("p", li)][0].double().numpy()  # (H, T, T)
+        (Akq, Bkq), (Apv, Bpv) = factors[li]["kq"], factors[li]["pv"]
+        o_rebuilt = np.zeros_like(x)
+        for hh in range(N_HEADS):
+            logits = x @ (Akq[hh] @ Bkq[hh].T).T @ x.T / np.sqrt(D_HEAD)  # x_i W_Q^T W_K x_j
+            logp = np.log(probs[hh])
+            np.testing.assert_allclose(logp - logp.mean(-1, keepdims=True),
+                                       logits - logits.mean(-1, keepdims=True), atol=1e-4)
+            o_rebuilt += probs[hh] @ x @ (Apv[hh] @ Bpv[hh].T).T
+        np.testing.assert_allclose(captured[("o", li)][0].double().numpy(), o_rebuilt, atol=1e-4)
 
 
 def test_llama_grouped_query_heads():

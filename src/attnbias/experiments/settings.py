@@ -58,11 +58,12 @@ class ViTShape(Settings):
     heads: int
     mlp: int
 
-    def build_vit(self, channels: int, n_classes: int, seed: int):
-        """A randomly initialised ViT of this shape (:func:`attnbias.models.vit.build_vit`)."""
+    def build_vit(self, channels: int, n_classes: int, seed: int, dropout: float = 0.0):
+        """A randomly initialised timm ViT of this shape (:func:`attnbias.models.vit.build_vit`),
+        with ``dropout`` (default none)."""
         from ..models.vit import build_vit
 
         return build_vit(
             self.image_size, self.patch_size, channels, self.hidden, self.layers, self.heads,
-            self.mlp, n_classes, seed,
+            self.mlp, n_classes, seed, dropout=dropout,
         )  # fmt: skip

@@ -38,6 +38,7 @@ def cvxopt_stub() -> None:
 
 def preload() -> None:
     """Import what the parts use, once, before they are forked (no CUDA is touched)."""
+    import timm.models.vision_transformer
     import transformers
 
     cvxopt_stub()
@@ -47,8 +48,9 @@ def preload() -> None:
     import attnbias.experiments.maxmargin
     import attnbias.train  # noqa: F401
 
-    for name in ("ViTForImageClassification", "GPT2LMHeadModel", "BertForSequenceClassification"):
+    for name in ("GPT2LMHeadModel", "BertForSequenceClassification"):
         getattr(transformers, name)
+    timm.models.vision_transformer.VisionTransformer  # noqa: B018
 
 
 def run_part(name: str, cpu: bool, workdir: Path) -> dict:

@@ -18,7 +18,8 @@ Per head h of an attention layer (paper notation, W_Q^h, W_K^h, W_V^h ∈ ℝ^{d
 * value–output ``pv``: P^h W_V^h     = A Bᵀ with A = P^h,      B = W_V^{hT}.
 
 Both factors are returned as (H, d, d_h) float64 arrays by the ``*_heads`` extractors below, for
-the project's recall model, Hugging Face GPT-2 (fused Conv1D ``c_attn``), BERT, ViT and LLaMA.
+the project's recall model, Hugging Face GPT-2 (fused Conv1D ``c_attn``), BERT and LLaMA, and timm's
+ViT (fused ``Linear`` ``qkv``).
 """
 
 from __future__ import annotations
@@ -173,19 +174,17 @@ def gpt2_layer_factors(attn, n_heads: int) -> dict[str, tuple]:
 def qkvo_linears(layer):
     """(query, key, value, output) ``nn.Linear`` modules of an encoder layer, by module path.
 
-    Layouts: BERT ``attention.self.{query,key,value}`` + ``attention.output.dense``; ViT in
-    transformers ≤ 4 ``attention.attention.{query,key,value}`` + ``attention.output.dense``; ViT in
-    transformers 5 ``attention.{q,k,v,o}_proj``; LLaMA ``self_attn.{q,k,v,o}_proj``.  The MLP
-    output (``output.dense`` / ``mlp.fc2``) is never taken.
+    Layouts: BERT ``attention.self.{query,key,value}`` + ``attention.output.dense``; LLaMA
+    ``self_attn.{q,k,v,o}_proj``.  The MLP output (``output.dense``) is never taken.  (timm's ViT
+    fuses q, k, v into one ``qkv``: :func:`vit_layer_factors`.)
     """
     att = getattr(layer, "attention", None)
-    for inner in ("self", "attention"):
-        sa = getattr(att, inner, None) if att is not None else None
-        if sa is not None and hasattr(sa, "query"):
-            return sa.query, sa.key, sa.value, att.output.dense
-    for a in (att, getattr(layer, "self_attn", None)):
-        if a is not None and hasattr(a, "q_proj"):
-            return a.q_proj, a.k_proj, a.v_proj, a.o_proj
+    sa = getattr(att, "self", None) if att is not None else None
+    if sa is not None and hasattr(sa, "query"):
+        return sa.query, sa.key, sa.value, att.output.dense
+    a = getattr(layer, "self_attn", None)
+    if a is not None and hasattr(a, "q_proj"):
+        return a.q_proj, a.k_proj, a.v_proj, a.o_proj
     raise TypeError(f"no known attention layout in {type(layer).__name__}")
 
 
@@ -198,11 +197,28 @@ def bert_layer_factors(layer, n_heads: int) -> dict[str, tuple]:
     return head_factors(q.weight, k.weight, v.weight, o.weight, n_heads)
 
 
-def vit_layer_factors(layer, n_heads: int) -> dict[str, tuple]:
-    """ViT ``ViTLayer``: ``attention.attention.{query,key,value}`` + ``attention.output.dense``
-    (transformers ≤ 4) or ``attention.{q,k,v,o}_proj`` (transformers 5)."""
-    q, k, v, o = qkvo_linears(layer)
-    return head_factors(q.weight, k.weight, v.weight, o.weight, n_heads)
+def vit_layer_factors(block, n_heads: int | None = None) -> dict[str, tuple]:
+    """timm ViT ``Block`` (or its ``attn``): ``attn.qkv`` (3·H·d_h × d) and ``attn.proj``.
+
+    timm reshapes the ``qkv`` output to (3, H, d_h), so its rows are [W_Q; W_K; W_V], each H heads
+    of d_h contiguous rows: the row thirds are the ``nn.Linear`` weights W_Q, W_K, W_V of
+    :func:`head_factors`.  The attention output enters ``proj`` head by head (columns h·d_h …
+    (h+1)·d_h − 1), which is ``head_factors``' split of W_O.  ``n_heads`` defaults to the
+    module's ``num_heads``.
+    """
+    att = getattr(block, "attn", block)
+    W = att.qkv.weight  # a frozen control's q/k rows are part of it (the parametrized weight)
+    n = W.shape[0] // 3
+    return head_factors(W[:n], W[n : 2 * n], W[2 * n :], att.proj.weight,
+                        n_heads or att.num_heads)  # fmt: skip
+
+
+def _timm_vit_blocks(model) -> list | None:
+    """The blocks of a timm ``VisionTransformer`` (``blocks.N.attn.qkv``), else None."""
+    blocks = getattr(model, "blocks", None)
+    if blocks is not None and all(hasattr(getattr(b, "attn", None), "qkv") for b in blocks):
+        return list(blocks)
+    return None
 
 
 def llama_layer_factors(layer, n_heads: int, n_kv_heads: int | None = None) -> dict[str, tuple]:
@@ -216,21 +232,23 @@ def model_factors(model) -> list[dict[str, tuple]]:
     """Per-layer head factors of a supported model: one ``{"kq": (A, B), "pv": (A, B)}`` per layer.
 
     Supported: :class:`attnbias.models.recall.RecallTransformer` (anything with
-    ``attention_factors()``), transformers GPT-2, BERT, ViT and LLaMA (bare or with a task head).
+    ``attention_factors()``), timm's ViT, transformers GPT-2, BERT and LLaMA (bare or with a task
+    head).
     """
     if hasattr(model, "attention_factors"):
         return [{k: tuple(_f64(x) for x in v) for k, v in layer.items()}
                 for layer in model.attention_factors()]
+    blocks = _timm_vit_blocks(model)
+    if blocks is not None:
+        return [vit_layer_factors(block) for block in blocks]
     cfg = getattr(model, "config", None)
     mtype = getattr(cfg, "model_type", "")
     if mtype == "gpt2":
         base = getattr(model, "transformer", model)
         return [gpt2_layer_factors(block.attn, cfg.n_head) for block in base.h]
-    if mtype in ("bert", "vit"):
+    if mtype == "bert":
         base = getattr(model, mtype, model)
-        layers = base.encoder.layer if hasattr(base, "encoder") else base.layers
-        fn = bert_layer_factors if mtype == "bert" else vit_layer_factors
-        return [fn(layer, cfg.num_attention_heads) for layer in layers]
+        return [bert_layer_factors(layer, cfg.num_attention_heads) for layer in base.encoder.layer]
     if mtype == "llama":
         base = getattr(model, "model", model)
         return [llama_layer_factors(layer, cfg.num_attention_heads, cfg.num_key_value_heads)

@@ -59,18 +59,21 @@ def peak_bf16(device_name: str) -> float | None:
 def vit_forward_flops(
     image: int, patch: int, channels: int, hidden: int, layers: int, mlp: int, classes: int
 ) -> float:
-    """Forward-pass FLOPs of a ViT (``attnbias.models.vit.build_vit``) for one image.
+    """Forward-pass FLOPs of a ViT (timm's ``VisionTransformer`` from
+    ``attnbias.models.vit.build_vit``) for one image.
 
-    The image is cut into ``P = (image / patch)²`` patches and a class token is added, so the
-    encoder sees ``n = P + 1`` tokens of width ``d = hidden``.  The matrix products:
+    The image is cut into ``P = (image / patch)²`` patches (``patch_embed.proj``) and a class token
+    is added, so the encoder sees ``n = P + 1`` tokens of width ``d = hidden``.  The matrix
+    products:
 
     * patch embedding, each patch's ``patch²·channels`` values mapped to ``d``:
       ``2·P·(patch²·channels)·d``;
-    * per layer, the query, key, value and output projections (four ``d × d`` matrices applied to
-      ``n`` tokens): ``2·n·d·4d``; the attention scores ``Q Kᵀ`` (``n × d`` by ``d × n``) and the
-      weighted values (``n × n`` by ``n × d``): ``2·2·n²·d``; the MLP (``d → mlp → d``):
-      ``2·2·n·d·mlp``;
-    * the classifier on the class token: ``2·d·classes``.
+    * per layer (``blocks.N``), the query, key and value projections (``attn.qkv``, one fused
+      ``d × 3d`` matrix) and the output projection (``attn.proj``), four ``d × d`` matrices applied
+      to ``n`` tokens: ``2·n·d·4d``; the attention scores ``Q Kᵀ`` (``n × d`` by ``d × n``) and the
+      weighted values (``n × n`` by ``n × d``): ``2·2·n²·d``; the MLP (``mlp.fc1``, ``mlp.fc2``:
+      ``d → mlp → d``): ``2·2·n·d·mlp``;
+    * the classifier (``head``) on the class token: ``2·d·classes``.
 
     Total: ``2·P·(patch²·channels)·d + layers·[2·n·d·4d + 2·2·n²·d + 2·2·n·d·mlp] +
     2·d·classes``; a training step is :data:`TRAIN_PER_FORWARD` times that.

@@ -113,6 +113,7 @@ def train_image(
     import torch
 
     from ... import train as engine
+    from ...models.vit import timm_architecture
 
     select_at = s.epochs if s.select_at is None else int(s.select_at)
     if not 0 < select_at <= s.epochs:
@@ -126,18 +127,12 @@ def train_image(
             f"{s.dataset} images are {width} pixels wide, not image_size={s.image_size}"
         )
     classes = int(sp.y_train.max()) + 1
-    net = s.build_vit(channels, classes, seed)
-    if s.dropout > 0:  # build_vit has no dropout argument: set the probabilities of its modules
-        for mod in net.modules():
-            if isinstance(mod, torch.nn.Dropout):
-                mod.p = s.dropout
-            if hasattr(mod, "attention_dropout"):
-                mod.attention_dropout = s.dropout
+    net = s.build_vit(channels, classes, seed, dropout=s.dropout)
     test = {k: v.to(device) for k, v in test.items()}
     steps_per_epoch = max(1, len(train["y"]) // s.batch_size)
 
     def logits_fn(m, batch):
-        return m(pixel_values=batch["x"]).logits
+        return m(batch["x"])
 
     def loss_fn(m, batch):
         logits = logits_fn(m, batch).float()
@@ -182,7 +177,10 @@ def train_image(
             # the test set's classes: its majority share is the "trained" sanity check's baseline
             "data_info": {"class_counts": torch.bincount(test["y"].cpu()).tolist()},
             # what the settings imply; the settings themselves are recorded once
-            "model": {"tokens": (s.image_size // s.patch_size) ** 2 + 1},
+            "model": {
+                "tokens": (s.image_size // s.patch_size) ** 2 + 1,
+                "timm_architecture": timm_architecture(s.hidden, s.layers, s.heads),
+            },
             "parameters": sum(p.numel() for p in net.parameters()),
             "steps_per_epoch": steps_per_epoch,
             "augment": {"pad": s.augment_pad, "flip": s.augment_flip},

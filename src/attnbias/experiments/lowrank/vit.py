@@ -90,7 +90,7 @@ def train_vit_wd(
     import torch
     import torch.nn.functional as F
 
-    from ...models.vit import vit_param_groups
+    from ...models.vit import timm_architecture, vit_param_groups
     from ...train import TrainConfig, fit, resolve_device
 
     t0 = time.perf_counter()
@@ -122,7 +122,7 @@ def train_vit_wd(
         stand_in = data.stand_in.replace("16×16", f"{s.image_size}×{s.image_size}")
 
         def loss_fn(m, b):
-            logits = m(pixel_values=b["x"]).logits
+            logits = m(b["x"])
             return F.cross_entropy(logits.float(), b["y"]), {
                 "train_acc": (logits.argmax(-1) == b["y"]).float().mean().detach()
             }
@@ -155,7 +155,7 @@ def train_vit_wd(
             correct = sum(
                 int(
                     (
-                        model(pixel_values=test_x[i : i + 512].to(device)).logits.argmax(-1).cpu()
+                        model(test_x[i : i + 512].to(device)).argmax(-1).cpu()
                         == test_y[i : i + 512]
                     ).sum()
                 )
@@ -173,7 +173,7 @@ def train_vit_wd(
         )
 
         def loss_fn(m, b):
-            logits = m(pixel_values=b["x"]).logits.float()
+            logits = m(b["x"]).float()
             mix = b["mix"]
             loss = (
                 mix * F.cross_entropy(logits, b["y"], reduction="none")
@@ -215,7 +215,7 @@ def train_vit_wd(
         ):
             for x, y in ev.eval_batches(s.eval_limit):
                 correct += int(
-                    (model(pixel_values=x.to(device)).logits.argmax(-1).cpu() == y).sum()
+                    (model(x.to(device)).argmax(-1).cpu() == y).sum()
                 )
                 n_test += len(y)
         acc = correct / max(n_test, 1)
@@ -242,15 +242,16 @@ def train_vit_wd(
         "stand_in": stand_in,
         # what the settings imply; the settings themselves are recorded once, below
         "model": {
-            "class": "transformers.ViTForImageClassification",
+            "class": "timm.models.VisionTransformer",
+            "timm_architecture": timm_architecture(s.hidden, s.layers, s.heads),
             "d_head": d_head,
             "tokens": (s.image_size // s.patch_size) ** 2 + 1,
         },
         "optimizer": {
             "name": "AdamW",
             "decay": {
-                "attn": "q, k, v, o weights",
-                "other": "MLP and classifier weights",
+                "attn": "q, k, v, o weights (blocks.N.attn.qkv, blocks.N.attn.proj)",
+                "other": "MLP and classifier weights (blocks.N.mlp.fc1, fc2, head)",
                 "none": "biases, LayerNorms, patch/position embeddings, CLS",
             },
         },

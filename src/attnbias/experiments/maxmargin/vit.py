@@ -118,7 +118,8 @@ def train_vit(
         cls_attention_pair,
         combined_qk_norm,
         freeze_qk,
-        qk_parameters,
+        qk_weights,
+        timm_architecture,
     )
     from ...train import TrainConfig, fit, resolve_device
 
@@ -129,7 +130,7 @@ def train_vit(
     if s.train_size > 0:  # after the model: the classes are those of the whole split
         sub = slice(0, min(s.train_size, len(splits.x_train)))
         splits = replace(splits, x_train=splits.x_train[sub], y_train=splits.y_train[sub])
-    qk0 = [p.detach().clone().to(device) for p in qk_parameters(model, last_only=True)]
+    qk0 = [p.clone().to(device) for p in qk_weights(model, last_only=True)]
     frozen = freeze_qk(model) if control == "null" else 0
     if control == "null" and checkpoint is not None:  # never resume from a run of the other arm
         checkpoint = f"{checkpoint}.control-null"
@@ -184,7 +185,7 @@ def train_vit(
         return row
 
     def loss_fn(m, batch):
-        logits = m(pixel_values=batch["x"]).logits
+        logits = m(batch["x"])
         loss = torch.nn.functional.cross_entropy(logits.float(), batch["y"])
         return loss, {"train_acc": (logits.argmax(-1) == batch["y"]).float().mean().detach()}
 
@@ -245,6 +246,7 @@ def train_vit(
         "probe_size": probe_n,
         "train_images": len(splits.x_train),
         "tokens": grid * grid + 1,
+        "timm_architecture": timm_architecture(s.hidden, s.layers, s.heads),
         "control": control,
         "frozen_qk_scalars": frozen,
         "seed": int(seed),
