@@ -235,3 +235,16 @@ def test_the_flop_count_is_the_models_own_matrix_products():
         model(torch.randn(3, 3, 16, 16))
     per_image = counter.get_total_flops() / 3
     assert per_image == vit_forward_flops(16, 4, 3, 32, 2, 64, 10)
+
+
+def test_the_models_input_is_the_per_channel_standardisation():
+    """ImageSplits.normalise (torchvision's normalize): uint8 / 255, then (x − mean) / std per
+    channel, bit for bit the hand formula."""
+    from attnbias.data.images import CIFAR10_MEAN, CIFAR10_STD, ImageSplits
+
+    x = torch.randint(0, 256, (4, 3, 5, 5), generator=torch.Generator().manual_seed(0))
+    x = x.to(torch.uint8)
+    sp = ImageSplits(x, x, x, x, CIFAR10_MEAN, CIFAR10_STD, "cifar10")
+    mean = torch.tensor(CIFAR10_MEAN).view(1, 3, 1, 1)
+    std = torch.tensor(CIFAR10_STD).view(1, 3, 1, 1)
+    assert torch.equal(sp.normalise(x), (x.float() / 255.0 - mean) / std)

@@ -120,11 +120,11 @@ class HubImageBatches:
         with ThreadPoolExecutor(self.workers) as pool:
             arrs = list(pool.map(one, range(len(idx))))
         import torch
+        from torchvision.transforms.v2.functional import normalize
 
         x = torch.from_numpy(np.stack(arrs)).permute(0, 3, 1, 2).float().div_(255.0)
-        mean = torch.tensor(self.MEAN).view(1, 3, 1, 1)
-        std = torch.tensor(self.STD).view(1, 3, 1, 1)
-        return (x - mean) / std, torch.tensor(labels, dtype=torch.int64)
+        y = torch.tensor(labels, dtype=torch.int64)
+        return normalize(x, list(self.MEAN), list(self.STD)), y
 
     def __call__(self, step: int, generator=None) -> dict:
         epoch, within = divmod(int(step), self.spe)

@@ -29,10 +29,12 @@ class ImageSplits:
     stand_in: str | None = None
 
     def normalise(self, x: torch.Tensor) -> torch.Tensor:
+        """Scaled to [0, 1] (uint8 / 255), then per channel (x − mean) / std (torchvision's
+        ``normalize``, the field's transform)."""
+        from torchvision.transforms.v2.functional import normalize
+
         x = x.float() / 255.0 if x.dtype == torch.uint8 else x.float()
-        mean = torch.tensor(self.mean, device=x.device).view(1, -1, 1, 1)
-        std = torch.tensor(self.std, device=x.device).view(1, -1, 1, 1)
-        return (x - mean) / std
+        return normalize(x, list(self.mean), list(self.std))
 
 
 def digits16(seed: int = 0, test_fraction: float = 0.2, upsample: int = 2) -> ImageSplits:
