@@ -78,7 +78,7 @@ def test_every_claim_passes(run_dir):
             # also records each seed, the rule that combined them and its outcome
             # (docs/outputs.md#claims-over-seeds); all three or none
             base = {"id", "kind", "statement", "value", "threshold", "passed", "verdict", "reason"}
-            keys = set(c) - {"positive_control"}  # a paper claim's link to its positive control
+            keys = set(c) - {"positive_control", "part"}  # its control, its part of the figure
             assert keys in (base, base | {"seeds", "rule", "outcome"}), set(c) ^ base
             assert c["verdict"] in ("passed", "failed", "inconclusive", "void") and c["reason"]
             if "seeds" in c:

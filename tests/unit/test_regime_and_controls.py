@@ -158,3 +158,28 @@ def test_a_positive_control_must_be_a_claim_of_the_figure(tmp_path):
     bad = [Claim("p", "paper", "s", 1.0, "<= 0.5", False, positive_control="missing")]
     with pytest.raises(ValueError, match="positive control 'missing'"):
         _doc(tmp_path, "fig1", bad)
+
+
+def test_a_check_of_one_part_voids_only_that_parts_claims(tmp_path):
+    """lowrank Fig 3 holds two experiments (the LMs, the ViTs): the ViTs' failed regime check voids
+    the ViT claims and the figure's claims of no part, never the LM claims; a check of no part
+    voids them all.  The seed table keeps the part, so each draw's verdicts agree."""
+    claims = [_rec("lm_rank", "paper", True) | {"part": "lm"},
+              _rec("lm_decay", "regime", True) | {"part": "lm"},
+              _rec("vit_rank", "paper", False) | {"part": "vit"},
+              _rec("vit_settled", "regime", False) | {"part": "vit"},
+              _rec("both", "paper", True)]  # fmt: skip
+    assert verdicts(claims) == ["passed", "passed", "void", "failed", "void"]
+    assert void_checks(claims) == ["", "", "vit_settled", "", "vit_settled"]
+    unscoped = [*claims, _rec("trained", "sanity", False)]
+    assert verdicts(unscoped)[:5] == ["void", "passed", "void", "failed", "void"]
+    assert "sanity check trained" in void_causes(unscoped)[0]
+
+    made = [Claim("lm_rank", "paper", "s", 0.4, "<= 0.5", True, part="lm"),
+            Claim("vit_settled", "regime", "s", 0.2, "<= 0.05", False, part="vit"),
+            Claim("vit_rank", "paper", "s", 0.4, "<= 0.5", True, part="vit")]  # fmt: skip
+    assert [c.to_dict().get("part") for c in made] == ["lm", "vit", "vit"]
+    assert "part" not in compare("x", "s", 1.0, "<", 2.0, kind="paper").to_dict()
+    v = with_verdicts(seed_table([_doc(tmp_path, "fig3", made)], 0, {"fastrates/fig3": True}))
+    assert dict(zip(v.claim, v.verdict, strict=True)) == {
+        "lm_rank": "passed", "vit_settled": "failed", "vit_rank": "void"}  # fmt: skip

@@ -101,6 +101,10 @@ class Claim:
     # the paper's reference (a paper claim that does not pass is void while its control does not
     # pass either)
     positive_control: str | None = None
+    # the part of a figure a claim belongs to, where one figure holds two experiments (lowrank
+    # Fig 3: "lm" and "vit"): a failed sanity or regime check of one part voids only that part's
+    # claims (and the figure's claims of no part); a check of no part voids them all
+    part: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -109,7 +113,7 @@ class Claim:
     def to_dict(self) -> dict:
         d = asdict(self)
         d["passed"] = bool(self.passed)
-        for k in ("seeds", "rule", "outcome", "reason", "positive_control"):
+        for k in ("seeds", "rule", "outcome", "reason", "positive_control", "part"):
             if d[k] is None:
                 del d[k]
         return jsonable(d)
@@ -306,7 +310,7 @@ def over_seeds(per_seed: dict, mean: list[Claim] | None) -> list[Claim]:
         out.append(Claim(cid, base.kind, statement, value, base.threshold, outcome == "passed",
                          record, rule, outcome,
                          _seed_reason("paper", outcome, record, need, m),
-                         base.positive_control))  # fmt: skip
+                         base.positive_control, base.part))  # fmt: skip
     return out
 
 

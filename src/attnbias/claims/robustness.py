@@ -60,6 +60,9 @@ SEED_COLUMNS = {
     "positive_control": "a paper claim's positive control (the id of its control claim; empty "
     "for none): the claim is void on a draw where it does not pass and its control does not "
     "either",
+    "part": "the part of its figure the claim belongs to where a figure holds two experiments "
+    "(lowrank Fig 3: lm, vit; empty for none): a failed check of one part voids only that part's "
+    "claims",
 }
 
 SUMMARY_COLUMNS = [
@@ -138,6 +141,7 @@ def seed_table(claim_files, seed: int, redrawn: dict) -> pd.DataFrame:
                     "margin": margin(value, c["threshold"]),
                     "redrawn": bool(redrawn[key]),
                     "positive_control": c.get("positive_control") or "",
+                    "part": c.get("part") or "",
                 }
             )
     return pd.DataFrame(rows, columns=list(SEED_COLUMNS))
@@ -187,12 +191,13 @@ def with_verdicts(seeds: pd.DataFrame) -> pd.DataFrame:
     outcome = seeds["outcome"] if "outcome" in seeds else pd.Series("", index=seeds.index)
     control = (seeds["positive_control"].fillna("") if "positive_control" in seeds
                else pd.Series("", index=seeds.index))  # fmt: skip
+    part = seeds["part"].fillna("") if "part" in seeds else pd.Series("", index=seeds.index)
     for _, g in seeds.groupby(["seed", "paper", "figure"], sort=False):
         records = [
             {"kind": k, "id": c, "passed": bool(p), "outcome": o or None,
-             "positive_control": pc or None}
-            for k, c, p, o, pc in zip(g["kind"], g["claim"], g["passed"], outcome[g.index],
-                                      control[g.index], strict=True)  # fmt: skip
+             "positive_control": pc or None, "part": pt or None}
+            for k, c, p, o, pc, pt in zip(g["kind"], g["claim"], g["passed"], outcome[g.index],
+                                          control[g.index], part[g.index], strict=True)  # fmt: skip
         ]
         verdict[g.index] = verdicts(records)
     return seeds.assign(verdict=verdict)

@@ -23,16 +23,27 @@ def _num(v) -> str:
     return f"{v:+.3g}" if math.isfinite(v) else "nan"
 
 
-def failed_sanity(claims) -> list[str]:
+def applies(check, claim) -> bool:
+    """Whether a sanity or regime check bears on a claim: a check of no ``part`` bears on every
+    claim of its figure, one of a part (lowrank Fig 3's "lm" or "vit") on that part's claims and
+    on the figure's claims of no part."""
+    return check.get("part") is None or claim.get("part") in (None, check.get("part"))
+
+
+def failed_sanity(claims, claim=None) -> list[str]:
     """The ids of the failed sanity checks among one figure's claims (records with ``kind``, ``id``
-    and ``passed``, as in a claim file): the checks that make its paper claims void."""
-    return [c["id"] for c in claims if c["kind"] == "sanity" and not c["passed"]]
+    and ``passed``, as in a claim file): the checks that make its paper claims void; with
+    ``claim``, only those that bear on it (:func:`applies`)."""
+    return [c["id"] for c in claims if c["kind"] == "sanity" and not c["passed"]
+            and (claim is None or applies(c, claim))]  # fmt: skip
 
 
-def failed_regime(claims) -> list[str]:
+def failed_regime(claims, claim=None) -> list[str]:
     """The ids of the failed regime checks among one figure's claims: the experiment did not reach
-    the regime the paper's mechanism needs, so its paper claims are void."""
-    return [c["id"] for c in claims if c["kind"] == "regime" and not c["passed"]]
+    the regime the paper's mechanism needs, so its paper claims are void; with ``claim``, only
+    those that bear on it (:func:`applies`)."""
+    return [c["id"] for c in claims if c["kind"] == "regime" and not c["passed"]
+            and (claim is None or applies(c, claim))]  # fmt: skip
 
 
 def _outcome(c) -> str:
@@ -51,12 +62,14 @@ def void_causes(claims) -> list[str | None]:
     regime the paper's mechanism needs); then a paper claim that does not pass while its positive
     control (``positive_control``: the same test applied to the paper's reference) does not pass
     either: the test cannot show the effect at this budget, so it can fail no claim.  A paper
-    claim that passes stands whatever its control.  Checks and identities are never void."""
+    claim that passes stands whatever its control.  Checks and identities are never void.  Where a
+    figure holds two experiments, a check of one part voids only that part's claims
+    (:func:`applies`)."""
     claims = list(claims)
-    sanity, regime = failed_sanity(claims), failed_regime(claims)
     by_id = {c["id"]: c for c in claims}
     out: list[str | None] = []
     for c in claims:
+        sanity, regime = failed_sanity(claims, c), failed_regime(claims, c)
         if c["kind"] not in SIGN_TESTED:
             out.append(None)
         elif sanity:
@@ -82,10 +95,10 @@ def void_checks(claims) -> list[str]:
     """The ids of the checks (sanity, regime, positive control) that void each of one figure's
     claims, comma-joined per claim ("" where none), in the precedence of :func:`void_causes`."""
     claims = list(claims)
-    sanity, regime = failed_sanity(claims), failed_regime(claims)
     out = []
     for c, cause in zip(claims, void_causes(claims), strict=True):
-        out.append("" if cause is None else ", ".join(sanity or regime or [c["positive_control"]]))
+        checks = failed_sanity(claims, c) or failed_regime(claims, c) or [c.get("positive_control")]
+        out.append("" if cause is None else ", ".join(checks))
     return out
 
 
