@@ -158,7 +158,7 @@ RULES: dict[str, Rule] = {
          "{results}/compare.html", "{results}/compare"),
         inputs=lambda run, wc: [_not_the_reference(run), run.compare_inputs(wc),
                                 run.reference_claims(wc),
-                                run.table.script_code("scripts/compare.py", "claims.compare",
+                                run.table.script_code("scripts/compare.py", "claims.comparison",
                                                       "plotting.compare")],
         local=True,
     ),

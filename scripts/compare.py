@@ -1,8 +1,8 @@
 """Compare rule entry point: the claims of the figures a change touches beside the reference
-run's (attnbias.claims.compare), and each such figure beside the reference's
+run's (attnbias.claims.comparison), and each such figure beside the reference's
 (attnbias.plotting.compare)."""
 
-from attnbias.claims.compare import comparison, write_comparison
+from attnbias.claims.comparison import comparison, write_comparison
 from attnbias.plotting.compare import figure_pair
 from attnbias.workflow import rule_logging
 

@@ -221,3 +221,22 @@ def natural_key(name: str) -> tuple:
     fig2, …, fig9b, fig10; figA after fig4; p2 before p10.  Letters compare case-blind."""
     parts = re.split(r"(\d+)", str(name))
     return tuple(int(x) if i % 2 else x.casefold() for i, x in enumerate(parts))
+
+
+def short_number(v: float, against: float | None = None, digits: int = 4) -> str:
+    """``v`` to ``digits`` significant digits, or more where fewer would move it onto or across
+    ``against`` (its threshold's number): 0.99977 → "0.9998", 0.99899 against 0.999 → "0.99899".
+    A rounded value keeps its trailing zeros (0.999967 → "1.000"), an exact one has none (0.5).
+    How every page (captions, the claims page, ``compare``) writes a number; the CSV files keep
+    full precision."""
+    v = float(v)
+    if not math.isfinite(v):
+        return str(v)
+    text = f"{v:.{digits}g}"
+    while against is not None and digits < 17 and (
+        (float(text) > against) != (v > against) or (float(text) < against) != (v < against)
+    ):
+        digits += 1
+        text = f"{v:.{digits}g}"
+    # a rounded value keeps its trailing zeros (0.999967 → "1.000", not "1"); an exact one not
+    return f"{v:#.{digits}g}".rstrip(".") if float(text) != v else text

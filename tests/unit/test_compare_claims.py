@@ -1,4 +1,4 @@
-"""The comparison of two runs' claims (attnbias.claims.compare), its pictures
+"""The comparison of two runs' claims (attnbias.claims.comparison), its pictures
 (attnbias.plotting.compare: shared axes that keep both runs' data in view, the overlay of what
 moved, the claims against their thresholds) and the marks a run that is not the reference carries
 (claim file, caption, landing page, figure title)."""
@@ -12,7 +12,7 @@ import pandas as pd
 
 from attnbias.claims import Claim
 from attnbias.claims.caption import render_caption
-from attnbias.claims.compare import COLUMNS, comparison, write_comparison
+from attnbias.claims.comparison import COLUMNS, comparison, write_comparison
 from attnbias.claims.core import write_claims
 from attnbias.claims.landing import landing_rst
 from attnbias.io import save_data

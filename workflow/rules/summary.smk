@@ -92,7 +92,7 @@ rule compare:
         other=RUN.compare_inputs,
         reference=RUN.reference_claims,
         code=TABLE.script_code(
-            "scripts/compare.py", "claims.compare", "plotting.compare"
+            "scripts/compare.py", "claims.comparison", "plotting.compare"
         ),
     output:
         md=f"{RESULTS}/compare.md",

@@ -16,14 +16,20 @@ threshold (0.99899 against "> 0.999" is 0.99899, not 0.999); the CSV files keep 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter
 from pathlib import Path
 
+from ..io import short_number as _short_number
 from .core import failed_regime, failed_sanity, is_not_measurable, reason, verdicts, void_causes
 
 DIGITS = 4  # significant digits of a number on a page (the CSV files keep full precision)
+
+
+def short_number(v: float, against: float | None = None, digits: int = DIGITS) -> str:
+    """:func:`attnbias.io.short_number` at this page's :data:`DIGITS`."""
+    return _short_number(v, against, digits)
+
 # a threshold that is one comparison with a number: "> 0.999", "<= 0.5", "≥ 1e-3"
 _NUMBER = r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _THRESHOLD = re.compile(rf"^\s*(>=|<=|>|<|≥|≤|==)\s*({_NUMBER})\s*$")
@@ -35,23 +41,6 @@ def threshold_number(threshold) -> float | None:
     """The number of a threshold that is one comparison ("> 0.999" → 0.999), else None."""
     m = _THRESHOLD.match(str(threshold))
     return float(m.group(2).replace("−", "-")) if m else None
-
-
-def short_number(v: float, against: float | None = None, digits: int = DIGITS) -> str:
-    """``v`` to ``digits`` significant digits, or more where fewer would move it onto or across
-    ``against`` (its threshold's number): 0.99977 → "0.9998", 0.99899 against 0.999 → "0.99899".
-    A rounded value keeps its trailing zeros (0.999967 → "1.000"), an exact one has none (0.5)."""
-    v = float(v)
-    if not math.isfinite(v):
-        return str(v)
-    text = f"{v:.{digits}g}"
-    while against is not None and digits < 17 and (
-        (float(text) > against) != (v > against) or (float(text) < against) != (v < against)
-    ):
-        digits += 1
-        text = f"{v:.{digits}g}"
-    # a rounded value keeps its trailing zeros (0.999967 → "1.000", not "1"); an exact one not
-    return f"{v:#.{digits}g}".rstrip(".") if float(text) != v else text
 
 
 def short_value(value, threshold=None) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import load_data, not_measurable_reason
+from ..io import load_data, not_measurable_reason, short_number
 from .style import STYLE, lay_out, new_figure
 
 REFERENCE = "#d95f02"  # what only the reference run draws
@@ -246,20 +246,8 @@ def _threshold(text) -> tuple[str, float] | None:
 
 
 def _short(v: float | None, against: float | None = None, digits: int = 4) -> str:
-    """``digits`` significant digits, more where fewer would move the value onto or across
-    ``against`` (its threshold)."""
-    if v is None:
-        return "—"
-    if not math.isfinite(v):
-        return str(v)
-    text = f"{v:.{digits}g}"
-    while against is not None and digits < 17 and (
-        (float(text) > against) != (v > against) or (float(text) < against) != (v < against)
-    ):
-        digits += 1
-        text = f"{v:.{digits}g}"
-    # a rounded value keeps its trailing zeros (0.999967 → "1.000", not "1"); an exact one not
-    return f"{v:#.{digits}g}".rstrip(".") if float(text) != v else text
+    """:func:`attnbias.io.short_number`, "—" for a missing value."""
+    return "—" if v is None else short_number(v, against, digits)
 
 
 def _pair(ref: float | None, other: float | None, against: float | None) -> tuple[str, str]:
