@@ -1,6 +1,5 @@
-"""Environment guards (conventions §3): the locked torch, torchvision and timm, offline assets present."""
+"""Environment guards (conventions §3): the locked torch, torchvision and timm; offline assets."""
 
-import importlib.util
 from pathlib import Path
 
 import torch
