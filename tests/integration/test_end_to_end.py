@@ -17,25 +17,19 @@ def run_dir(quick_run):
 
 # Honest claims whose verdict at CI size is not reproducible: recorded in the summary and the
 # caption rather than asserted either way (workflow/report/<paper>_<fig>.rst).
-# - maxmargin Fig 7's late ζ trend: deterministic on one thread (the rule's setting), but another
-#   float order (two threads, other CPU kernels) gives another trajectory, and on one of them it
-#   failed by 0.003.
 # - lowrank Fig 4: the LM proxies' KQ balance rises by 0.002 over the quick preset's 3 seeds but
 #   falls by 0.008 on seed 0 alone.
-# - maxmargin Fig 7's late ζ drop and the W_q, W_k share of it, for the same reason: on the machine
-#   of 2026-11-24 the code of f940396 reproduces this run's tables bit for bit (the ViT run
-#   retrained and compared), and there ζ rises over the late phase (so its W_q, W_k share is
-#   undefined).  They passed on earlier machines; their captions say so.
-# - maxmargin Fig 6's late concentration of the drawn maps (measured on the maps drawn since
-#   2026-11-27, judged over 3 seeds): 1.51, 1.07, 1.07 against 1.1 on this machine, another float
-#   order another trajectory, as Fig 7's.
+# The maxmargin ViT (Figs 6-7) trains at a tenth of the quick preset's updates in CI
+# (tests/config/ci_maxmargin.yaml): its late phase starts before the fit, so the regime check
+# late_after_fit fails and those figures' paper claims are void here (asserted below); their
+# verdicts are measured at the quick preset (docs/papers/maxmargin.md).
 FRAGILE = {
-    ("maxmargin", "fig6", "maps_late_concentrate"),
-    ("maxmargin", "fig7", "zeta_late_trend"),
-    ("maxmargin", "fig7", "zeta_late_drop"),
-    ("maxmargin", "fig7", "zeta_qk_share"),
     ("lowrank", "fig4", "lm_kq_balance_grows"),
 }
+# regime checks that fail by design at the CI sizes (their figures' paper claims are then void)
+CI_OUT_OF_REGIME = {
+    ("maxmargin", "fig6", "late_after_fit"), ("maxmargin", "fig7", "late_after_fit"),
+}  # fmt: skip
 
 
 # The fastrates deep-learning figures (Figs 1, 4, 7) compare short stochastic runs: their verdicts
@@ -96,6 +90,8 @@ def test_every_claim_passes(run_dir):
             # regime checks and positive controls are recorded, not asserted: the CI sizes are
             # below the regime of the deep-learning figures by design, and their paper claims are
             # then void (counted in test_figures_and_data_exist), never failed
+            if (doc["paper"], doc["figure"], c["id"]) in CI_OUT_OF_REGIME:
+                assert not c["passed"], f"{c['id']} passes at the CI size: update the comment above"
             if c["kind"] in ("regime", "control") or c["verdict"] == "void":
                 continue
             if not c["passed"] and not _unasserted(doc["paper"], doc["figure"], c):
