@@ -48,11 +48,15 @@ rule all:
         RUN.all_targets(),
 
 
-# An unknown target, and what robustness or control=null costs: said first (attnbias.hints).
+# An unknown target, and what robustness, compare of a seed or control=null costs (measured:
+# workflow/costs/, attnbias.estimates): said first (attnbias.hints).
 if MAIN_PROCESS:
     _named = [r.name for r in workflow.rules if not r.has_wildcards()]
+    from attnbias.estimates import RunEstimates
+
     hints.say_first(
-        sys.argv, [r.name for r in workflow.rules], ROBUST.settings["seeds"], _named
+        sys.argv, [r.name for r in workflow.rules], ROBUST.settings["seeds"], _named,
+        estimates=RunEstimates(RUN),
     )
 
 

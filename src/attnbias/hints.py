@@ -7,7 +7,8 @@ workflow is parsed or its jobs are planned; nothing heavy is imported here):
   :func:`profile_file`): a real run stops with one line naming the file, a dry run warns;
 - training jobs that ask for a GPU on a machine without one (:func:`local_cuda`);
 - said before Snakemake's banner (:func:`say_first`, from the Snakefile): an unknown target, and
-  what a robustness target or ``--config control=null`` costs.  A dotted ``--config`` key and a
+  what a robustness target, `compare` of a seed shift or ``--config control=null`` costs
+  (measured: :mod:`attnbias.estimates`).  A dotted ``--config`` key and a
   missing ``--configfile`` stop Snakemake before it reads the Snakefile: docs/configuration.md.
 """
 
@@ -106,11 +107,6 @@ def local_cuda(environ=None) -> bool:
 # --- said first: before Snakemake's banner and traceback ----------------------------------------
 # The bare words the rule `unknown_target` claims (its wildcard_constraints, rules/hints.smk).
 BARE_WORD = re.compile(r"(?!Snakefile$)[A-Za-z][\w-]*")
-# Measured: the quick preset's robustness run, seeds 1-4, every paper (docs/performance.md,
-# docs/controls.md "Robustness over seeds", commit ac07a82).
-ROBUSTNESS_COST = "16 seed runs, 396 inner jobs, 36.7 min on 2 idle cores"
-
-
 def command_line(argv):
     """Snakemake's own reading of its command line ``argv`` (``.targets``, ``.config``), or None
     where ``argv`` is no snakemake command (the API called from Python) or does not parse."""
@@ -129,14 +125,14 @@ def command_line(argv):
         return None
 
 
-def robustness_note(seeds) -> str:
-    """One line: what a robustness target costs (printed when one is asked for)."""
+def robustness_note(seeds, estimate: str = "") -> str:
+    """One line: what a robustness target costs (printed when one is asked for); ``estimate``:
+    the measured cost (:meth:`attnbias.estimates.RunEstimates.robustness`)."""
     seeds = list(seeds)
     return (
         f"robustness: each of the {len(seeds)} seed shifts in robustness.seeds "
         f"({', '.join(map(str, seeds))}) reruns the redrawn figures of each paper as an inner run "
-        f"of this workflow (quick preset, seeds 1-4, every paper: {ROBUSTNESS_COST}; "
-        "docs/performance.md, docs/controls.md)"
+        "of this workflow" + (f": {estimate}" if estimate else "") + " (docs/controls.md)"
     )
 
 
@@ -147,12 +143,26 @@ CONTROL_NOTE = (
 )
 
 
-def first_notes(targets, config_args, rules, seeds, named=None) -> list[str]:
+def control_note(estimate: str = "") -> str:
+    """:data:`CONTROL_NOTE` with the measured cost of the control's run, if given
+    (:meth:`attnbias.estimates.RunEstimates.control`)."""
+    return CONTROL_NOTE + (f"; its run: {estimate}" if estimate else "")
+
+
+def compare_note(estimate: str) -> str:
+    """What `compare` of a seed shift costs (its figures built anew in the seed's folder)."""
+    return f"compare: this seed shift redraws and rebuilds {estimate}"
+
+
+def first_notes(targets, config_args, rules, seeds, named=None, estimates=None,
+                cores=2) -> list[str]:  # fmt: skip
     """The lines said before anything else, given the command's targets and ``--config`` values
     and the workflow's rule names (``named``: those a target may name, default all): an unknown
-    bare-word target (:func:`unknown_target`), the cost of a robustness target, and what
-    ``--config control=null`` trains.  Nested seed runs ask for claim files and pass only
-    ``--config seed=N``, so they get none of these."""
+    bare-word target (:func:`unknown_target`), the cost of a robustness target, of `compare` with
+    a seed shift, and what ``--config control=null`` trains.  ``estimates``: the run's measured
+    costs (:class:`attnbias.estimates.RunEstimates`; without it the lines give no time), on
+    ``cores`` cores.  Nested seed runs ask for claim files and pass only ``--config seed=N``, so
+    they get none of these."""
     rules = set(rules)
     lines = []
     for t in targets or ():
@@ -160,22 +170,28 @@ def first_notes(targets, config_args, rules, seeds, named=None) -> list[str]:
             lines += unknown_target(t, rules if named is None else named).splitlines()
     robust = [t for t in targets or () if t in rules and t.startswith("robustness")]
     if any(t != "robustness_config" for t in robust):
-        lines.append(robustness_note(seeds))
+        lines.append(robustness_note(seeds, estimates and estimates.robustness(seeds, cores)))
     given = dict(c.split("=", 1) for c in config_args or () if "=" in c)
+    if "compare" in (targets or ()) and given.get("seed", "0").strip() not in ("0", ""):
+        if estimates is not None:
+            lines.append(compare_note(estimates.compare(cores)))
     if "control" in given and given["control"].strip().lower() in ("null", "~", ""):
-        lines.append(CONTROL_NOTE)
+        lines.append(control_note(estimates and estimates.control(cores)))
     return lines
 
 
-def say_first(argv, rules, seeds, named=None, stream=None) -> list[str]:
+def say_first(argv, rules, seeds, named=None, stream=None, estimates=None) -> list[str]:
     """Print :func:`first_notes` of the command line ``argv`` to stderr (the Snakefile calls it
-    once the rules exist, in the process the user started); returns them."""
+    once the rules exist, in the process the user started, with the run's ``estimates``); returns
+    them."""
     import sys
 
     args = command_line(argv)
     if args is None:
         return []
-    lines = first_notes(args.targets, args.config, rules, seeds, named)
+    cores = getattr(args, "cores", None)
+    cores = int(cores) if str(cores or "").isdigit() else 2
+    lines = first_notes(args.targets, args.config, rules, seeds, named, estimates, cores)
     for line in lines:
         print(line, file=stream or sys.stderr)
     return lines

@@ -62,7 +62,7 @@ def test_an_emptied_cuda_visible_devices_means_no_gpu():
     assert hints.local_cuda({"CUDA_VISIBLE_DEVICES": "-1"}) is False
 
 
-RULES = [*TARGETS, "robustness", "robustness_nucnorm", "robustness_config", "train"]
+RULES = [*TARGETS, "robustness", "robustness_nucnorm", "robustness_config", "train", "compare"]
 
 
 def test_first_notes_name_an_unknown_target_and_nothing_for_a_known_one():
@@ -75,17 +75,43 @@ def test_first_notes_name_an_unknown_target_and_nothing_for_a_known_one():
     assert hints.first_notes(files, [], RULES, [1]) == []
 
 
+class _Estimates:
+    """Stands in for attnbias.estimates.RunEstimates (tests/unit/test_estimates.py tests it)."""
+
+    def robustness(self, seeds, cores):
+        return f"{len(seeds)} seeds on {cores} cores (measured at commit abc1234)"
+
+    def compare(self, cores):
+        return f"2 figures on {cores} cores (measured at commit abc1234)"
+
+    def control(self, cores):
+        return f"12 figures on {cores} cores (measured at commit abc1234)"
+
+
 def test_robustness_and_the_control_state_their_cost_once():
     (line,) = hints.first_notes(["robustness", "robustness_nucnorm"], [], RULES, [1, 2, 3, 4])
     assert line == hints.robustness_note([1, 2, 3, 4])
     assert line.startswith("robustness: each of the 4 seed shifts in robustness.seeds (1, 2, 3, 4)")
-    assert "396 inner jobs, 36.7 min on 2 idle cores" in line and "docs/performance.md" in line
+    assert "min" not in line  # no estimate without a measured table: no number from the past
+    (line,) = hints.first_notes(["robustness"], [], RULES, [1, 2], estimates=_Estimates(), cores=4)
+    assert line == hints.robustness_note([1, 2], "2 seeds on 4 cores (measured at commit abc1234)")
     assert hints.first_notes(["robustness_config"], [], RULES, [1]) == []
     for value in ("null", "~", "Null"):
         assert hints.first_notes(["all"], [f"control={value}"], RULES, [1]) == [hints.CONTROL_NOTE]
+    (line,) = hints.first_notes(["all"], ["control=null"], RULES, [1], estimates=_Estimates())
+    assert line == hints.CONTROL_NOTE + (
+        "; its run: 12 figures on 2 cores (measured at commit abc1234)"
+    )
     assert hints.first_notes(["all"], ["control=none"], RULES, [1]) == []
     assert "relabelled copies of the default run's, not trained" in hints.CONTROL_NOTE
     assert all("\n" not in s for s in (line, hints.CONTROL_NOTE))
+    # compare of a seed shift says what it rebuilds; compare of the seed 0 run or without
+    # estimates says nothing
+    assert hints.first_notes(["compare"], ["seed=2"], RULES, [1], estimates=_Estimates()) == [
+        hints.compare_note("2 figures on 2 cores (measured at commit abc1234)")
+    ]
+    assert hints.first_notes(["compare"], ["seed=0"], RULES, [1], estimates=_Estimates()) == []
+    assert hints.first_notes(["compare"], ["seed=2"], RULES, [1]) == []
 
 
 def test_the_command_line_is_read_as_snakemake_reads_it():
@@ -96,8 +122,9 @@ def test_the_command_line_is_read_as_snakemake_reads_it():
         def write(self, s):
             lines.append(s)
 
-    said = hints.say_first(argv, RULES, [1, 2, 3, 4], stream=Out())
-    assert said == [hints.robustness_note([1, 2, 3, 4]), hints.CONTROL_NOTE]
+    said = hints.say_first(argv, RULES, [1, 2, 3, 4], stream=Out(), estimates=_Estimates())
+    assert said == [hints.robustness_note([1, 2, 3, 4], _Estimates().robustness([1] * 4, 2)),
+                    hints.control_note(_Estimates().control(2))]  # fmt: skip
     assert "".join(lines) == "\n".join(said) + "\n"
     # a seed run of the robustness target: claim files, `--config seed=N`, the control (if any)
     # in its config file: nothing said

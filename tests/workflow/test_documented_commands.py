@@ -196,6 +196,9 @@ DOCUMENTED = {
     'pytest -m "not slurm"': ByTest("tests/slurm/test_slurm_cluster.py", "pytest.mark.slurm"),
     "pytest tests/unit": ByTest("tests/unit/test_environment.py", "def test_"),
     "pytest -n 0": ByTest("tests/workflow/test_hermetic.py", '"-n", "0"'),
+    "python benchmarks/job_costs.py --results results --update": ByTest(
+        "tests/unit/test_estimates.py", '"--results", str(results), "--root", str(root), "--update"'
+    ),
     "python benchmarks/resource_table.py --update docs/cluster.md": ByTest(
         "tests/unit/test_resource_table.py", "def test_update_docs_cluster_md"
     ),
