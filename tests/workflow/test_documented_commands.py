@@ -174,6 +174,10 @@ DOCUMENTED = {
     "snakemake --cores 2 robustness": ByTest(
         "tests/workflow/test_robustness_run.py", '"robustness"'
     ),
+    "snakemake --cores 2 robustness --config robustness='{seeds: [1, 2, 3, 4, 5, 6, 7, 8], "
+    "figures: [lowrank/fig3]}'": ByTest(
+        "tests/unit/test_seeds_to_resolve.py", "6, 7, 8], figures: [lowrank/fig3]}'"
+    ),
     "snakemake --report results/report.html robustness": ByTest(
         "tests/workflow/test_robustness_run.py", '"--report"'
     ),

@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import math
 import operator
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -149,6 +150,50 @@ def resolve(outcomes) -> str:
     n, k = len(outcomes), sum(outcomes)
     need = seeds_needed(n)
     return "passed" if k >= need else "failed" if n - k >= need else "inconclusive"
+
+
+def seeds_to_resolve(seeds: dict, threshold, cap: int = 1000) -> dict:
+    """An **estimate** of how many seeds the sign test (:func:`resolve`) would need to resolve a
+    claim judged over ``seeds`` (``{seed: {"value", "passed"}}``, a claim's ``seeds``), at the
+    observed effect and spread.
+
+    The chance ``p`` that one more seed lands on the majority's side of the threshold is, where
+    every value is a finite number, the threshold is one-sided (``"> t"``, ``"< t"``, …) and the
+    values spread, a normal approximation: ``Φ(|mean − t| / sd)`` from the seeds' mean and
+    standard deviation; otherwise the observed share of seeds on the majority's side.  The
+    estimate is the smallest ``N`` with ``N·p ≥`` :func:`seeds_needed` ``(N)``: the seeds at which
+    the agreement the test requires is the expected one (about an even chance of resolving; more
+    seeds make it likelier).  ``p = ½`` (the seeds split evenly, or the mean sits on the
+    threshold): no finite number.
+
+    Returns
+    -------
+    dict
+        ``n`` (the estimate, None for no finite number or more than ``cap``), ``p``, ``side``
+        ("passed" or "failed": where the majority lies), ``method`` ("normal approximation" or
+        "pass rate"), ``mean`` and ``sd`` (normal approximation only) and ``seeds`` (how many
+        there are now).
+    """
+    runs = list(seeds.values())
+    held = sum(bool(r["passed"]) for r in runs)
+    vals = _numbers(r["value"] for r in runs)
+    m = re.fullmatch(r"\s*(>=|<=|>|<)\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)\s*", str(threshold))
+    out = dict(n=None, seeds=len(runs), mean=None, sd=None)
+    if vals and len(vals) > 1 and m and all(math.isfinite(v) for v in vals):
+        mean, sd = float(np.mean(vals)), float(np.std(vals, ddof=1))
+        if sd > 0:
+            z = (mean - float(m[2])) / sd * (1 if m[1].startswith(">") else -1)
+            p_pass = 0.5 * (1 + math.erf(z / math.sqrt(2)))
+            out.update(method="normal approximation", mean=mean, sd=sd)
+    if "method" not in out:
+        p_pass = held / max(1, len(runs))
+        out["method"] = "pass rate"
+    side = "passed" if p_pass >= 0.5 else "failed"
+    p = max(p_pass, 1 - p_pass)
+    out.update(p=p, side=side)
+    if p - 0.5 > 1e-9:
+        out["n"] = next((n for n in range(1, cap + 1) if n * p >= seeds_needed(n)), None)
+    return out
 
 
 def _numbers(values) -> list[float] | None:

@@ -105,6 +105,7 @@ def write_summary(claim_files, md_path, csv_path, shows=None, html_path=None) ->
         lines += [f"- **{r.paper} {r.figure} `{r.claim}`**"
                   + ("" if r.kind == "paper" else f" ({KIND_LABEL[r.kind].lower()[:-1]})")
                   + f": {_words(r.statement)} — threshold {_words(r.threshold)}; {_why(r)}"
+                  + (f"; {r.to_resolve}" if getattr(r, "to_resolve", "") else "")
                   for r in unresolved.itertuples()]  # fmt: skip
         lines.append("")
     void = void_groups(df)

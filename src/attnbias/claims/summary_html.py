@@ -138,6 +138,17 @@ def _count_row(r, first_cells: list[str], controls: bool | None) -> str:
     return cells
 
 
+def _resolve_cell(r) -> str:
+    """An inconclusive claim's reason, then its seeds to resolve (an estimate) and the command."""
+    e = html.escape
+    why = e(_words(r.reason.removeprefix("inconclusive: ")))
+    more = getattr(r, "to_resolve", "") or ""
+    if more:
+        text, _, cmd = more.partition(": `")
+        why += f"<br><i>{e(text)}</i>" + (f": <code>{e(cmd.rstrip('`'))}</code>" if cmd else "")
+    return f"<td>{why}</td>"
+
+
 def summary_html(df: pd.DataFrame, shows=None) -> str:
     """The summary as one self-contained HTML page (the report shows it inline), in the order a
     reader needs it: headline; the counts per paper; the claims that did not pass — failed,
@@ -194,7 +205,7 @@ def summary_html(df: pd.DataFrame, shows=None) -> str:
         for r in unresolved.itertuples():
             out.append(f"<tr class='{r.kind}'>" + _td(f"{r.paper} {r.figure}") + _claim_cell(r)
                        + _td(_words(r.statement)) + _measured_cell(r)
-                       + _td(_words(r.reason.removeprefix("inconclusive: "))) + "</tr>")
+                       + _resolve_cell(r) + "</tr>")
         out.append("</table>")
     if void or nm:
         out.append(f"<h3 id='void'>Void ({n_void})</h3><p>Neither passed nor failed: each group "

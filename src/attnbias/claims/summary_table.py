@@ -6,17 +6,26 @@ HTML."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
 
-from ..io import lock_provenance, natural_key
+from ..io import lock_provenance, natural_key, short_number
 from .caption import informative, parse_value, short_value, shorten_numbers, unicode_math
-from .core import KINDS, NOT_MEASURABLE, reason, verdicts, void_causes, void_checks
+from .core import (
+    KINDS,
+    NOT_MEASURABLE,
+    reason,
+    seeds_to_resolve,
+    verdicts,
+    void_causes,
+    void_checks,
+)
 
 COLUMNS = [
     "paper", "figure", "preset", "control", "kind", "claim", "statement", "value", "threshold",
-    "verdict", "reason", "void_by",
+    "verdict", "reason", "void_by", "to_resolve",
 ]  # fmt: skip
 KIND_LABEL = {"paper": "Paper claims", "control": "Positive controls", "regime": "Regime checks",
               "sanity": "Sanity checks", "identity": "Identities"}  # fmt: skip
@@ -79,8 +88,10 @@ def _words(text) -> str:
 
 def summary_table(claim_files) -> pd.DataFrame:
     """One row per claim (columns :data:`COLUMNS`; its value at full precision, JSON), with its
-    verdict (passed / failed / inconclusive / void), the reason for it in words and, for a void
-    one, the failed checks (sanity, regime or positive control) that void it (``void_by``).
+    verdict (passed / failed / inconclusive / void), the reason for it in words, for a void
+    one the failed checks (sanity, regime or positive control) that void it (``void_by``) and for
+    an inconclusive one the estimated seeds that would resolve it and the command that runs them
+    (``to_resolve``, :func:`to_resolve`).
     Papers in the order of ``claim_files``, figures in reading order, and within a figure the
     kinds in the order of :data:`KINDS` (paper claims first, identities last)."""
     rows, papers = [], {}
@@ -107,11 +118,52 @@ def summary_table(claim_files) -> pd.DataFrame:
                     "verdict": verdict,
                     "reason": reason(c, verdict, cause or ()),
                     "void_by": by if verdict == "void" else "",
+                    "to_resolve": (to_resolve(c, doc["paper"], doc["figure"], doc.get("preset"))
+                                   if verdict == "inconclusive" else ""),
                 }
             )
     rank = {k: i for i, k in enumerate(KINDS)}
     rows.sort(key=lambda r: (papers[r["paper"]], natural_key(r["figure"]), rank[r["kind"]]))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def robustness_command(paper: str, figure: str, shifts: int, preset=None) -> str:
+    """The one command that measures ``paper``/``figure`` over ``shifts`` more seed shifts (the
+    robustness target restricted to that figure, docs/controls.md#robustness-over-seeds)."""
+    seeds = ", ".join(str(s) for s in range(1, shifts + 1))
+    scale = f" scale={preset}" if preset and preset != "quick" else ""
+    return (f"snakemake --cores 2 robustness --config{scale} "
+            f"robustness='{{seeds: [{seeds}], figures: [{paper}/{figure}]}}'")  # fmt: skip
+
+
+def to_resolve(claim: dict, paper: str, figure: str, preset=None) -> str:
+    """An inconclusive claim's seeds to resolve it, labelled as an estimate
+    (:func:`attnbias.claims.core.seeds_to_resolve`; docs/outputs.md#seeds-to-resolve), and the
+    robustness command that runs them: each seed shift redraws the figure's seeds, so ``N``
+    seeds over ``k`` per draw take ``⌈N / k⌉ − 1`` shifts, pooled by the robustness table.  ""
+    for a claim not judged over seeds."""
+    seeds = claim.get("seeds") or {}
+    if len(seeds) < 2:
+        return ""
+    est = seeds_to_resolve(seeds, claim.get("threshold"))
+    k, n = est["seeds"], est["n"]
+    how = (f"normal approximation from the seeds' mean {short_number(est['mean'])} and sd "
+           f"{short_number(est['sd'])} against {claim.get('threshold')}"
+           if est["method"] == "normal approximation" else
+           "the share of seeds on the majority's side")  # fmt: skip
+    if n is None:
+        return (f"seeds to resolve (estimate): no finite number — the seeds split evenly "
+                f"({how}: each seed passes with chance ½)")  # fmt: skip
+    if n <= k:
+        return (f"seeds to resolve (estimate): the {k} seeds already agree ({est['side']}); the "
+                "seed-mean data contradict them, so more seeds test whether the mean follows: "
+                f"`{robustness_command(paper, figure, 1, preset)}`")  # fmt: skip
+    shifts = max(1, math.ceil(n / k) - 1)
+    return (
+        f"seeds to resolve (estimate): about {n} seeds, each {est['side']} with chance "
+        f"{est['p']:.2f} ({how}); {shifts + 1} draws of {k}: "
+        f"`{robustness_command(paper, figure, shifts, preset)}`"
+    )
 
 
 # the kinds counted, each by its verdicts (identities are listed, never counted)
