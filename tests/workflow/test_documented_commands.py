@@ -203,6 +203,9 @@ DOCUMENTED = {
     "python benchmarks/job_costs.py --results results --update": ByTest(
         "tests/unit/test_estimates.py", '"--results", str(results), "--root", str(root), "--update"'
     ),
+    "python -m attnbias.claims.headline results/claims/summary.csv --update README.md": ByTest(
+        "tests/unit/test_headline.py", '"--update", str(readme)'
+    ),
     "python benchmarks/resource_table.py --update docs/cluster.md": ByTest(
         "tests/unit/test_resource_table.py", "def test_update_docs_cluster_md"
     ),
