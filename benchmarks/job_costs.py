@@ -10,10 +10,11 @@ sampled ``cpu_time`` where the log has none), maps each job to the figures that 
 workflow's figure table (``attnbias.run.load_run(ROOT).table``,
 :func:`attnbias.estimates.figure_jobs`), prints the per-figure table and, with ``--update``,
 writes ``workflow/costs/jobs.csv``, ``figures.csv`` and ``measured.json``
-(:mod:`attnbias.estimates` describes them).  Where and when: ``--commit`` (default: the run's
-provenance ``git_sha``, else this checkout's HEAD), ``--date`` (default: the day, UTC, of the
-newest benchmark file), ``--machine`` (default: this machine's CPU model and core count) and
-``--cores`` (the cores the run had, default 2).
+(:mod:`attnbias.estimates` describes them), then the figure list ``docs/figures.md`` with its
+measured column (``python -m attnbias.figures --update docs/figures.md``).  Where and when:
+``--commit`` (default: the run's provenance ``git_sha``, else this checkout's HEAD), ``--date``
+(default: the day, UTC, of the newest benchmark file), ``--machine`` (default: this machine's
+CPU model and core count) and ``--cores`` (the cores the run had, default 2).
 """
 
 from __future__ import annotations
@@ -174,6 +175,11 @@ def main(argv=None) -> int:
     if args.update:
         write(Path(args.root) / FOLDER, jobs_rows, fig_rows, meta)
         print(f"wrote {Path(args.root) / FOLDER}/ ({meta['commit']}, {meta['date']})")
+        page = Path(args.root) / "docs" / "figures.md"
+        if page.is_file():  # its measured column reads the table
+            from attnbias.figures import main as figure_list
+
+            figure_list(["--update", str(page), "--root", str(args.root)])
     return 0
 
 

@@ -161,8 +161,13 @@ def test_the_update_script_reads_a_tiny_fake_run(tmp_path, run):
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "src", root / "src", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "scripts", root / "scripts")
+    (root / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "figures.md", root / "docs" / "figures.md")
     assert job_costs.main(["--results", str(results), "--root", str(root), "--update",
                            "--commit", "1234567", "--date", "2026-12-02", "--machine", "m"]) == 0
     costs = Costs.load(root)
     assert costs.meta["commit"] == "1234567" and costs.meta["total"]["measured"] == 3
     assert costs.jobs[("compute", "maxmargin/fig1")]["wall_s"] == 1.5
+    # and the figure list's measured column follows the new table
+    page = (root / "docs" / "figures.md").read_text()
+    assert costs.source() in page and "measured at commit 1234567" in page
