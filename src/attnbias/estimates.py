@@ -142,6 +142,17 @@ def minutes(cost: dict, cores: int, times: int = 1) -> float:
     return max(times * cost["wall_s"] / cores, cost["longest_s"]) / 60
 
 
+def about(minutes: float) -> str:
+    """"about 40 s", "about 2.5 min", "about 42 min"."""
+    if minutes < 1:
+        return f"about {minutes * 60:.0f} s"
+    return f"about {minutes:.1f} min" if minutes < 10 else f"about {minutes:.0f} min"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
 def _number(text: str) -> float | None:
     try:
         v = float(text)
@@ -165,10 +176,10 @@ def robustness_estimate(costs: Costs | None, redrawn: list[str], seeds, cores: i
     # a seed run builds claim files only (attnbias.run.jobs seed_targets): no plot jobs
     c = costs.of(k for k in costs.figures(redrawn) if k[0] != "plot")
     return (
-        f"{len(redrawn)} redrawn figures, {c['jobs']} jobs a seed shift: about "
-        f"{minutes(c, cores, len(seeds)):.0f} min for the {len(seeds)} seed shifts on {cores} "
-        f"idle core{'s' * (cores > 1)} ({len(seeds) * c['cpu_s']:.0f} CPU-s{_unmeasured(c)}; "
-        f"{costs.source()})"
+        f"{_plural(len(redrawn), 'redrawn figure')}, {_plural(c['jobs'], 'job')} a seed shift: "
+        f"{about(minutes(c, cores, len(seeds)))} for the {_plural(len(seeds), 'seed shift')} on "
+        f"{_plural(cores, 'idle core')} ({len(seeds) * c['cpu_s']:.0f} CPU-s in jobs, each seed "
+        f"run's start-up aside{_unmeasured(c)}; {costs.source()})"
     )
 
 
@@ -180,8 +191,8 @@ def figures_estimate(costs: Costs | None, figures: list[str], cores: int, share=
         return "no measured cost table (workflow/costs/): run benchmarks/job_costs.py --update"
     c = costs.of(costs.figures(figures), share)
     return (
-        f"{len(figures)} figures, {c['jobs']} {what}: about {minutes(c, cores):.1f} min on "
-        f"{cores} idle core{'s' * (cores > 1)} ({c['cpu_s']:.0f} CPU-s{_unmeasured(c)}; "
+        f"{_plural(len(figures), 'figure')}, {c['jobs']} {what}: {about(minutes(c, cores))} on "
+        f"{_plural(cores, 'idle core')} ({c['cpu_s']:.0f} CPU-s{_unmeasured(c)}; "
         f"{costs.source()})"
     )
 
@@ -243,9 +254,11 @@ class RunEstimates:
             self._costs = Costs.load(self.run.basedir)
         return self._costs
 
-    def robustness(self, seeds, cores: int) -> str:
-        """The seed runs of ``robustness`` (:func:`robustness_estimate`)."""
-        redrawn = [k for k, v in self.run.robustness.figures.items() if v]
+    def robustness(self, seeds, cores: int, papers=None) -> str:
+        """The seed runs of ``robustness`` (:func:`robustness_estimate`), of ``papers`` only
+        where given (``robustness_<paper>``)."""
+        redrawn = [k for k, v in self.run.robustness.figures.items()
+                   if v and (papers is None or k.split("/")[0] in papers)]  # fmt: skip
         return robustness_estimate(self.costs, redrawn, seeds, cores)
 
     def compare(self, cores: int) -> str:

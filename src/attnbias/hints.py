@@ -170,7 +170,9 @@ def first_notes(targets, config_args, rules, seeds, named=None, estimates=None,
             lines += unknown_target(t, rules if named is None else named).splitlines()
     robust = [t for t in targets or () if t in rules and t.startswith("robustness")]
     if any(t != "robustness_config" for t in robust):
-        lines.append(robustness_note(seeds, estimates and estimates.robustness(seeds, cores)))
+        papers = None if "robustness" in robust else [t.split("_", 1)[1] for t in robust]
+        cost = estimates and estimates.robustness(seeds, cores, papers)
+        lines.append(robustness_note(seeds, cost))
     given = dict(c.split("=", 1) for c in config_args or () if "=" in c)
     if "compare" in (targets or ()) and given.get("seed", "0").strip() not in ("0", ""):
         if estimates is not None:

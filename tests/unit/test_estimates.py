@@ -75,8 +75,12 @@ def test_every_printed_estimate_is_computed_from_the_table(tmp_path, run):
     # the robustness time is the redrawn figures' distinct jobs (no plots) × seeds / cores
     redrawn = [k for k, v in run.robustness.figures.items() if v]
     c = base.costs.of(k for k in base.costs.figures(redrawn) if k[0] != "plot")
-    assert f"about {estimates.minutes(c, 2, 4):.0f} min for the 4 seed shifts" in line
+    assert f"{estimates.about(estimates.minutes(c, 2, 4))} for the 4 seed shifts on 2" in line
     assert f"{len(redrawn)} redrawn figures, {c['jobs']} jobs a seed shift" in line
+    nucnorm = base.robustness(seeds, 2, papers=["nucnorm"])  # robustness_nucnorm
+    n = len([k for k in redrawn if k.startswith("nucnorm/")])
+    assert nucnorm.startswith(f"{n} redrawn figures, ") and nucnorm != line
+    assert estimates.about(0.5) == "about 30 s" and estimates.about(2.25) == "about 2.2 min"
     # and the line the workflow prints carries it
     assert hints.robustness_note(seeds, line).endswith(f": {line} (docs/controls.md)")
     control = RunEstimates(load_run(ROOT, config={"control": None}))

@@ -78,8 +78,9 @@ def test_first_notes_name_an_unknown_target_and_nothing_for_a_known_one():
 class _Estimates:
     """Stands in for attnbias.estimates.RunEstimates (tests/unit/test_estimates.py tests it)."""
 
-    def robustness(self, seeds, cores):
-        return f"{len(seeds)} seeds on {cores} cores (measured at commit abc1234)"
+    def robustness(self, seeds, cores, papers=None):
+        where = "" if papers is None else f" of {', '.join(papers)}"
+        return f"{len(seeds)} seeds{where} on {cores} cores (measured at commit abc1234)"
 
     def compare(self, cores):
         return f"2 figures on {cores} cores (measured at commit abc1234)"
@@ -95,6 +96,8 @@ def test_robustness_and_the_control_state_their_cost_once():
     assert "min" not in line  # no estimate without a measured table: no number from the past
     (line,) = hints.first_notes(["robustness"], [], RULES, [1, 2], estimates=_Estimates(), cores=4)
     assert line == hints.robustness_note([1, 2], "2 seeds on 4 cores (measured at commit abc1234)")
+    (line,) = hints.first_notes(["robustness_nucnorm"], [], RULES, [1], estimates=_Estimates())
+    assert "1 seeds of nucnorm on 2 cores" in line  # robustness_<paper>: that paper's figures
     assert hints.first_notes(["robustness_config"], [], RULES, [1]) == []
     for value in ("null", "~", "Null"):
         assert hints.first_notes(["all"], [f"control={value}"], RULES, [1]) == [hints.CONTROL_NOTE]
