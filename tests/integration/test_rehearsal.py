@@ -6,6 +6,11 @@ runs with ``scale=paper`` and tests/config/rehearsal.yaml, which changes only si
 sources at those local folders.  Every figure that reads hub data in the paper preset is built:
 its loaders, tokenizers, pretrained models, training jobs, gathers, plots and claims all run on
 the paper code path.  The data are noise, so the claims must be *computed*, not passed.
+
+Why this file takes minutes: the paper preset trains each run in a job of its own, so the
+rehearsal's toy sizes still start dozens of training processes, each loading torch, transformers
+and a (fake) pretrained model; it is the only test of the paper preset's code path
+(docs/performance.md, "The test suite").
 """
 
 import json

@@ -20,6 +20,10 @@ The training rule is a parameter (``TRAIN_RULE``: the environment variable
 ``ATTNBIAS_SLURM_TRAIN_RULE``, else ``train``, the one rule of every training run); its first job
 in the DAG of ``all`` under the CI configs runs, on one thread, and the run files in its folder
 must equal the local run's.
+
+Why this file takes minutes: on a fresh machine its set-up installs Debian's SLURM packages and
+starts the daemons, and each workflow run waits on the scheduler's job turnaround (submission,
+status polls); most of that time is waiting, not CPU (docs/performance.md, "The test suite").
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ layers within the trained model) get the smallest value the rule accepts.  Float
 settings keep their values (their schema minimum is either exclusive or an off switch such as
 zero weight decay).  ``snakemake all`` must then finish: a figure whose claims cannot be measured
 at such sizes records why (a failed ``measurable`` check and a plot saying so), never a crash.
+
+Why this file takes minutes: ``snakemake all`` at the minimums is about 130 jobs, one process each,
+whose start-up and Snakemake's bookkeeping take most of their seconds; it is the only test that
+runs every figure's code at the edge of its schema (docs/performance.md, "The test suite").
 """
 
 import copy
