@@ -55,7 +55,10 @@ if MAIN_PROCESS:
     from attnbias.estimates import RunEstimates
 
     hints.say_first(
-        sys.argv, [r.name for r in workflow.rules], ROBUST.settings["seeds"], _named,
+        sys.argv,
+        [r.name for r in workflow.rules],
+        ROBUST.settings["seeds"],
+        _named,
         estimates=RunEstimates(RUN),
     )
 

@@ -206,6 +206,7 @@ DOCUMENTED = {
     "python -m attnbias.claims.headline results/claims/summary.csv --update README.md": ByTest(
         "tests/unit/test_headline.py", '"--update", str(readme)'
     ),
+    "python benchmarks/bench_tests.py": ByTest("tests/unit/test_bench_tests.py", "bench.report("),
     "python benchmarks/resource_table.py --update docs/cluster.md": ByTest(
         "tests/unit/test_resource_table.py", "def test_update_docs_cluster_md"
     ),
