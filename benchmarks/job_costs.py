@@ -25,13 +25,13 @@ import datetime as dt
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from attnbias.claims.headline import run_commit  # noqa: E402
 from attnbias.estimates import FOLDER, STAGES, figure_jobs  # noqa: E402
 
 CPU_LINE = re.compile(r"\bcpu: ([0-9.]+) s\b")
@@ -101,20 +101,6 @@ def _fmt(v) -> str:
     return "" if v is None else f"{v:.2f}"
 
 
-def default_commit(results: Path) -> str:
-    """The run's commit: a data file's provenance ``git_sha``, else this checkout's HEAD."""
-    for path in sorted((results / "data").rglob("*.json"))[:50]:
-        try:
-            sha = (json.loads(path.read_text()).get("provenance") or {}).get("git_sha")
-        except (ValueError, OSError, AttributeError):
-            continue
-        if sha:
-            return str(sha)[:7]
-    res = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                         capture_output=True, text=True)  # fmt: skip
-    return res.stdout.strip() or "unknown"
-
-
 def default_date(results: Path) -> str:
     times = [p.stat().st_mtime for p in (results / "benchmarks").rglob("*.tsv")]
     stamp = max(times) if times else dt.datetime.now(dt.UTC).timestamp()
@@ -164,7 +150,7 @@ def main(argv=None) -> int:
     jobs_rows, fig_rows, total = measure(results, run.table)
     meta = dict(
         machine=args.machine or default_machine(), date=args.date or default_date(results),
-        commit=args.commit or default_commit(results), cores=args.cores, preset=run.scale,
+        commit=args.commit or run_commit(results), cores=args.cores, preset=run.scale,
         configfiles=args.configfile, results=str(results), note=args.note, total=total,
     )  # fmt: skip
     for r in fig_rows:

@@ -91,7 +91,9 @@ def current_block(text: str) -> str:
     return text[text.index(START) : text.index(END) + len(END)]
 
 
-def _default_commit(results: Path) -> str:
+def run_commit(results: Path) -> str:
+    """A finished run's commit: a data file's provenance ``git_sha``, else this checkout's HEAD
+    (what the headline and the cost table, ``benchmarks/job_costs.py``, record)."""
     for path in sorted((results / "data").rglob("*.json"))[:50]:
         try:
             sha = (json.loads(path.read_text()).get("provenance") or {}).get("git_sha")
@@ -150,7 +152,7 @@ def main(argv=None) -> int:
         count_record(summary),
         date=args.date or dt.datetime.fromtimestamp(stamp, dt.UTC).date().isoformat(),
         machine=args.machine or _default_machine(),
-        commit=args.commit or _default_commit(results),
+        commit=args.commit or run_commit(results),
         note=args.note,
         summary=str(args.summary),
     )
