@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from tiny_runs import fig6_run
 
+from attnbias.claims import core
 from attnbias.claims import fastrates as fastrates_claims
 from attnbias.claims.fastrates import (
     final_test_acc,
@@ -224,6 +225,11 @@ def test_grid_edge_claim_only_for_tuned_optimizers(tmp_path):
     df, meta = _gather(tmp_path / "edge", runs)
     edge = [c for c in fastrates_claims.fig1((df, meta)) if c.id == "lr_interior"]
     assert not edge[0].passed and edge[0].value == ["sngd"]
+    # its reason names the optimiser at the edge (the generic "misses <threshold>" read wrong)
+    why = core.reason(edge[0].to_dict())
+    assert why == (
+        "does not hold: sngd chose a value at an edge of its grid (after the one widening step)"
+    ), why
 
 
 def test_claims_on_control_shaped_runs(tmp_path):
