@@ -23,18 +23,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
-# One thread per process.  The suite runs two pytest workers on a 2-core machine, and each worker's
-# workflow runs its jobs two at a time: with torch's default (a thread per core, OpenMP threads
-# that spin while they wait) those processes oversubscribe the cores and spend most of their CPU
-# spinning.  Measured on the 2-core CI-like VM, 2026-12-02: two copies of a small transformer
-# training loop side by side took 60 s wall and 118 CPU-s at 2 threads each, 16 s and 30 CPU-s at
-# 1 thread each (docs/performance.md, "The test suite").  The workflow's own jobs set their threads
-# from their rule's (scripts/*.py: attnbias.workflow.limit_threads), so :func:`snakemake_cmd` caps
-# those with ``--max-threads``.
-THREADS_PER_JOB = 1
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, str(THREADS_PER_JOB))
-
 # Never touch the network from tests: the hub is unreachable in CI.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -86,23 +74,13 @@ def workflow_copy() -> Path:
     return _WORKFLOW_COPY[0]
 
 
-def capped_threads(args) -> list[str]:
-    """Snakemake arguments ``args`` with every job of a real run capped at THREADS_PER_JOB threads
-    (``--max-threads``: the cores are the suite's), unless the test sets threads itself; a dry run
-    keeps the rules' own threads, which some tests read."""
-    args = [str(a) for a in args]
-    if {"-n", "--dry-run", "--dryrun", "--max-threads", "--set-threads"} & set(args):
-        return args
-    return ["--max-threads", str(THREADS_PER_JOB), *args]
-
-
 def snakemake_cmd(*args, cwd=None, timeout=600, check=False):
     """Run the venv's snakemake CLI (the Python API was removed in Snakemake 8).
 
     Without ``cwd`` it runs in :func:`workflow_copy`, never in the checkout itself.
     """
     cwd = workflow_copy() if cwd is None else cwd
-    cmd = [str(BIN / "snakemake"), *capped_threads(args)]
+    cmd = [str(BIN / "snakemake"), *map(str, args)]
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and res.returncode != 0:

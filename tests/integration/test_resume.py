@@ -9,15 +9,7 @@ import time
 import pandas as pd
 import pytest
 import torch
-from conftest import (
-    BIN,
-    capped_threads,
-    ci_configfiles,
-    ci_copy,
-    session_uses,
-    set_reference,
-    snakemake_cmd,
-)
+from conftest import BIN, ci_configfiles, ci_copy, session_uses, set_reference, snakemake_cmd
 
 TARGET = "results/data/maxmargin/fig7.csv"
 CKPT = "results/scratch/maxmargin_vit_train/quick/seed0/checkpoint.pt"
@@ -35,7 +27,7 @@ def _sigkill_snakemake_once(cwd, args, ready, what, poll=0.2):
     ``ready()`` is true; fails if the run ends first or ``what`` never appears."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.Popen(
-        [str(BIN / "snakemake"), *capped_threads(args)], cwd=cwd, env=env, start_new_session=True,
+        [str(BIN / "snakemake"), *map(str, args)], cwd=cwd, env=env, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
