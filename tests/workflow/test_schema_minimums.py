@@ -4,8 +4,9 @@ Each paper's settings are taken from config.yaml and pushed down to what the sch
 every integer with a ``minimum`` to it (sizes, steps, counts, dimensions; seeds keep their values),
 every list to its ``minItems`` first entries.  Settings that the cross-field rules tie to those
 (attnbias.config_rules: an image side fixed by its dataset, d ≥ n·T + 1 for orthogonal tokens,
-layers within the trained model) get the smallest value the rule accepts; a training-set size whose minimum (0 or null) means the
-whole split, the largest size, gets its smallest real size (``WHOLE_SPLIT``).  Floating-point
+layers within the trained model) get the smallest value the rule accepts; a training-set size
+whose minimum (0 or null) means the whole split, the largest size, gets its smallest real size
+(``WHOLE_SPLIT``).  Floating-point
 settings keep their values (their schema minimum is either exclusive or an off switch such as
 zero weight decay).  ``snakemake all`` must then finish: a figure whose claims cannot be measured
 at such sizes records why (a failed ``measurable`` check and a plot saying so), never a crash.
