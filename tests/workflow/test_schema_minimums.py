@@ -6,10 +6,10 @@ every list to its ``minItems`` first entries.  Settings that the cross-field rul
 (attnbias.config_rules: an image side fixed by its dataset, d ≥ n·T + 1 for orthogonal tokens,
 layers within the trained model) get the smallest value the rule accepts; a training-set size
 whose minimum (0 or null) means the whole split, the largest size, gets its smallest real size
-(``WHOLE_SPLIT``).  Floating-point
-settings keep their values (their schema minimum is either exclusive or an off switch such as
-zero weight decay).  ``snakemake all`` must then finish: a figure whose claims cannot be measured
-at such sizes records why (a failed ``measurable`` check and a plot saying so), never a crash.
+(``WHOLE_SPLIT``).  Floating-point settings keep their values (their schema minimum is either
+exclusive or an off switch such as zero weight decay).  ``snakemake all`` must then finish: a
+figure whose claims cannot be measured at such sizes records why (a failed ``measurable`` check
+and a plot saying so), never a crash.
 
 Why this file takes minutes: ``snakemake all`` at the minimums is about 130 jobs, one process each,
 whose start-up and Snakemake's bookkeeping take most of their seconds; it is the only test that
