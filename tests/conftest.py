@@ -27,6 +27,13 @@ BIN = Path(sys.executable).parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+# OpenMP threads that wait sleep instead of spinning (read when torch loads its OpenMP library,
+# inherited by every job the suite runs).  The suite runs two workers on two cores, so a torch
+# process of two threads (a worker's own tests, a paper-preset job of the rehearsal) mostly waits
+# for a core; spinning waiters then burn it.  A two-thread training loop beside two busy
+# single-thread jobs: 32-41 s wall and 35-44 CPU-s spinning, 14-22 s and 13-18 CPU-s passive
+# (2026-12-02, docs/performance.md, "The test suite").
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -107,8 +107,8 @@ def test_every_claim_passes(run_dir):
                 failed.append((doc["paper"], doc["figure"], c["id"], c["value"]))
     assert not failed, failed
     # the CI configuration's figures of three seeds (tests/config/ci_*.yaml): lowrank's GPT-2
-    # proxies (Fig 3 left, App. C) and ViTs (Fig 3 right), and the balance of the GPT-2 proxies
-    # (Fig 4, judged per seed since 2026-12-01; Fig B's recall proxies have one seed at CI size)
+    # proxies (Fig 3 left, App. C) and the balance of the GPT-2 proxies (Fig 4, judged per seed
+    # since 2026-12-01); Fig 3's ViTs (right) and Fig B's recall proxies have one seed at CI size
     assert {("lowrank", "fig3"), ("lowrank", "figC")} <= over_seeds <= {
         ("lowrank", "fig3"), ("lowrank", "figC"), ("lowrank", "fig4"), ("lowrank", "figB")
     }, over_seeds  # fmt: skip

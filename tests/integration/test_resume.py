@@ -83,7 +83,9 @@ def test_a_batched_job_killed_at_its_second_run_keeps_the_first(tmp_path):
     killed while training its second run reuses the first run's kept tables on the rerun instead
     of retraining, writes all three run files, and drops every run's resume state."""
     short = tmp_path / "short_fig7.yaml"
-    short.write_text("fastrates:\n  fig7: {epochs: 6, seeds: [0]}\n")
+    # SGD's quick grid of three values (the CI configuration trains two of them)
+    grid = "optimizers: {sgd: {grid: [0.05, 0.15, 0.5]}}"
+    short.write_text(f"fastrates:\n  fig7: {{epochs: 6, seeds: [0], {grid}}}\n")
     d = set_reference(ci_copy(tmp_path / "batched"), *ci_configfiles(), short)  # in results/
     target = "results/data/fastrates/fig7/optsgd"  # the job's folder: the runs of all 3 values
     scratch = d / "results/scratch/fastrates_fig7_train/quick"
