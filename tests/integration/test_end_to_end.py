@@ -2,7 +2,7 @@
 report.
 
 Why this file takes minutes: its set-up is one whole run of the workflow at the CI sizes
-(tests/config/ci*.yaml: about 160 jobs, every synthetic figure and every deep-learning figure at
+(tests/config/ci*.yaml: about 170 jobs, every synthetic figure and every deep-learning figure at
 the smallest size that still exercises each rule kind: train, extend, gather, compute, check,
 plot), made once per session (``conftest.quick_run``) and read by every test here and by
 tests/integration/test_resume.py; the negative control then reruns, on a copy, the jobs the

@@ -228,9 +228,10 @@ def test_schema_config_and_ci_config_are_valid():
     quick = load_config(ROOT)["lowrank"]
     paper = load_config(ROOT, scale="paper")["lowrank"]
     ci = ROOT / "tests" / "config" / "ci_lowrank.yaml"
-    # CI runs the quick sizes, Fig 2 on the first of its seeds
+    # CI runs the quick sizes, Fig 2 and the ViTs on the first of their seeds
     ci_cfg = load_config(ROOT, configfiles=[ci])["lowrank"]
-    assert ci_cfg == dict(quick, fig2=dict(quick["fig2"], seeds=quick["fig2"]["seeds"][:1]))
+    first = {k: dict(quick[k], seeds=quick[k]["seeds"][:1]) for k in ("fig2", "vit")}
+    assert ci_cfg == dict(quick, **first)
     assert paper["lm"]["n_layer"] == 12 and quick["lm"]["n_layer"] == 4
     # the toys have one setting, the same in both presets
     for fig, settings in (("fig1", FIG1), ("figA", FIGA), ("figL", FIGL)):
