@@ -133,6 +133,11 @@ DOCUMENTED = {
         never=_set("maxmargin/fig1c", "nucnorm/p1"),  # the control's folder: controlled only
     ),
     "snakemake --cores 2 all --config claims_strict=true": Dry("fresh", **_ALL),
+    # fastrates' deep-learning figures at the held-out draw (docs/papers/fastrates.md)
+    "snakemake --cores 2 fastrates_fig1 fastrates_fig4 fastrates_fig7 --config seed=1": Dry(
+        "fresh", figures=_set("fastrates/fig1", "fastrates/fig4", "fastrates/fig7"),
+        papers=_set("fastrates"), trains=True,
+    ),
     "snakemake -n": Dry("fresh", figures=_set("*"), trains=True),
     # --- compare (docs/running.md "Comparing a run with the reference")
     "snakemake --cores 2 compare --config maxmargin='{fig1: {steps: 500}}'": ByTest(
