@@ -286,14 +286,43 @@ def test_fig7_claims_per_preset(tmp_path):
         )
     df, meta = _gather(tmp_path, runs, figure="fig7")
     quick = {c.id: c for c in fastrates_claims.fig7((df, meta))}
-    assert set(quick) == {"finite", "sgd_grad_fell", "auc_sngd", "auc_sps", "auc_adamw",
-                          "final_adamw"} and all(c.passed for c in quick.values())  # fmt: skip
+    # without class counts there is no H, so neither sgd_learned nor adamw_learned
+    assert set(quick) == {"finite", "sgd_grad_fell", "auc_sngd", "auc_sps", "auc_adamw"}
+    assert all(c.passed for c in quick.values())
+    # ten balanced classes: H = ln 10; the last 20 % of AdamW's rows (0.2 + a little) / H
+    meta = dict(meta, data_info={"class_counts": [36] * 10})
+    quick = {c.id: c for c in fastrates_claims.fig7((df, meta))}
+    assert quick["adamw_learned"].kind == "sanity" and quick["adamw_learned"].passed
+    h = np.log(10)
+    assert quick["adamw_learned"].value == pytest.approx(final_train_loss(df, "adamw") / h)
+    assert quick["sgd_learned"].value == pytest.approx(final_train_loss(df, "sgd") / h)
+    # SGD ends at 2.0 of H = 2.3: out of the regime (void paper claims), AdamW still sane
+    assert not quick["sgd_learned"].passed and quick["sgd_learned"].kind == "regime"
     assert quick["auc_adamw"].kind == "control" and quick["auc_sps"].positive_control == "auc_adamw"
     assert quick["auc_sps"].value == pytest.approx((1.5 - 2.0) / 2)
     meta["preset"] = "paper"
     paper = {c.id for c in fastrates_claims.fig7((df, meta))}
-    assert paper == {"finite", "sgd_grad_fell", "auc_sngd", "auc_sps", "auc_adamw",
-                     "test_acc_sngd", "test_acc_sps"}  # fmt: skip
+    assert paper == {"finite", "trained", "sgd_learned", "sgd_grad_fell", "auc_sngd", "auc_sps",
+                     "auc_adamw", "test_acc_sngd", "test_acc_sps"}  # fmt: skip
+
+
+def test_fig7_adamw_learned_fails_an_adamw_that_has_not_learned(tmp_path):
+    """``adamw_learned`` (Fig 7, quick preset, sanity): AdamW, the positive control, must itself
+    have learned (final train loss at most ½ H), or the figure is void; it no longer compares
+    AdamW's final loss with SGD's, which near a fit are two losses near 0."""
+    runs = []
+    for opt, end in (("sgd", 0.01), ("sngd", 0.01), ("sps", 0.02), ("adamw", 1.8)):
+        df, meta = _run(opt, 0.05, _linear(2.3, end), 0.3, end)
+        meta = dict(meta, x_unit="epochs", columns=dict(DL_COLUMNS, epoch="epochs"))
+        runs.append((df.assign(epoch=df.step // 4), meta))
+    df, meta = _gather(tmp_path, runs, figure="fig7")
+    meta = dict(meta, data_info={"class_counts": [36] * 10})
+    claims = {c.id: c for c in fastrates_claims.fig7((df, meta))}
+    assert claims["sgd_learned"].passed and claims["sgd_grad_fell"].passed
+    assert not claims["adamw_learned"].passed
+    h = np.log(10)
+    assert claims["adamw_learned"].value == pytest.approx(final_train_loss(df, "adamw") / h)
+    assert claims["adamw_learned"].value > 0.5 and "final_adamw" not in claims
 
 
 def test_patch_tokens_layout():
