@@ -63,9 +63,11 @@ def yaml_problem(path) -> str | None:
     error), or None when it can."""
     import yaml
 
+    from .workflow import parse_yaml
+
     f = Path(path)
     try:
-        doc = yaml.safe_load(f.read_text())
+        doc = parse_yaml(f.read_text())
     except OSError as e:
         return f"{f}: cannot read it: {e.strerror}"
     except yaml.YAMLError as e:

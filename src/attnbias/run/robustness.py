@@ -6,10 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from attnbias.table.registry import Table
-from attnbias.workflow import PAPERS, shift_seeds
+from attnbias.workflow import PAPERS, parse_yaml, shift_seeds
 
 
 class RobustnessError(ValueError):
@@ -59,7 +57,7 @@ def robustness_of(config: dict, table: Table, results: str, basedir: Path) -> Ro
     from attnbias.claims.robustness import check_examined
 
     settings = config["robustness"]
-    examined = yaml.safe_load((basedir / "workflow/report/examined.yaml").read_text()) or {}
+    examined = parse_yaml((basedir / "workflow/report/examined.yaml").read_text()) or {}
     try:
         check_examined(examined)
     except ValueError as e:
