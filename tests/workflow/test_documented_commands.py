@@ -138,6 +138,11 @@ DOCUMENTED = {
         "fresh", figures=_set("fastrates/fig1", "fastrates/fig4", "fastrates/fig7"),
         papers=_set("fastrates"), trains=True,
     ),
+    # one deep-learning figure alone (the Fig 7 measurements of docs/papers/fastrates.md)
+    "snakemake --cores 2 fastrates_fig7": Dry(
+        "fresh", figures=_set("fastrates/fig7"), data=_set("fastrates/fig7"),
+        papers=_set("fastrates"), trains=True,
+    ),
     "snakemake -n": Dry("fresh", figures=_set("*"), trains=True),
     # --- compare (docs/running.md "Comparing a run with the reference")
     "snakemake --cores 2 compare --config maxmargin='{fig1: {steps: 500}}'": ByTest(
