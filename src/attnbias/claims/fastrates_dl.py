@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..metrics.chance import LEARNED_MARGIN, majority_share, prior_loss
+from ..metrics.chance import LEARNED_MARGIN, majority_share
 from .core import Claim, compare, holds, judged_over_seeds
-from .fastrates_regime import LEARNED_SHARE, final_train_loss, regime_claims
+from .fastrates_regime import final_train_loss, learned_claim, regime_claims
 from .fastrates_regime import selected as _selected
 
 
@@ -189,24 +189,14 @@ def _image_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
                     kind="sanity",
                 )
             )
-    elif adamw and (h := prior_loss(meta.get("data_info"))) is not None:
+    elif adamw:
         # AdamW, the positive control, is a working reference: it has learned as SGD must
         # (sgd_learned's reading).  Until 2026-12-02 this was ``final_adamw``, AdamW's final train
         # loss not above SGD's: written when SGD ended at 0.8 H, it compares two losses near 0
         # once SGD fits the training set (docs/papers/fastrates.md#fastrates_fig7).
-        loss = final_train_loss(df, "adamw")
-        out.append(
-            compare(
-                "adamw_learned",
-                f"AdamW, the positive control, has learned: its final train loss (last 20 % of "
-                f"steps, {_lr_note(meta, 'adamw')}: {loss:.3g}) / H (H = {h:.3g} nats); at most "
-                f"{LEARNED_SHARE:g}",
-                loss / h,
-                "<=",
-                LEARNED_SHARE,
-                kind="sanity",
-            )
-        )
+        who = f"AdamW, the positive control ({_lr_note(meta, 'adamw')}),"
+        learned = learned_claim(df, meta, "adamw", "adamw_learned", who, "", kind="sanity")
+        out += [learned] if learned else []
     return out
 
 

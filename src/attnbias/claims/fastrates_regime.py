@@ -52,6 +52,24 @@ def grad_norm_fall(df: pd.DataFrame, opt: str) -> float:
     return float(late / early)
 
 
+def learned_claim(
+    df: pd.DataFrame, meta: dict, opt: str, claim_id: str, who: str, why: str, kind: str
+) -> Claim | None:
+    """``opt``'s selected run has learned: its final train loss (last 20 % of steps) at most
+    :data:`LEARNED_SHARE` × H, the class-prior loss; None when the run records no class counts.
+    ``who`` names the run in the statement and ``why`` ends it."""
+    h = prior_loss(meta.get("data_info"))
+    if h is None:
+        return None
+    loss = final_train_loss(df, opt)
+    return compare(
+        claim_id,
+        f"{who} has learned: its final train loss (last 20 % of steps, {loss:.3g}) / H, the loss "
+        f"of predicting the class shares (H = {h:.3g} nats); at most {LEARNED_SHARE:g}{why}",
+        loss / h, "<=", LEARNED_SHARE, kind=kind,
+    )  # fmt: skip
+
+
 def regime_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
     """Regime checks (kind ``regime``) of one seed's runs: SGD has learned (final train loss at most
     :data:`LEARNED_SHARE` × H, the class-prior loss) and its gradients have fallen (late median
@@ -60,17 +78,9 @@ def regime_claims(df: pd.DataFrame, meta: dict) -> list[Claim]:
     out: list[Claim] = []
     if "sgd" not in meta["optimizers"]:
         return out
-    h = prior_loss(meta.get("data_info"))
-    if h is not None:
-        loss = final_train_loss(df, "sgd")
-        out.append(compare(
-            "sgd_learned",
-            f"SGD has learned: its final train loss (last 20 % of steps, {loss:.3g}) / H, the "
-            f"loss of predicting the class shares (H = {h:.3g} nats); at most "
-            f"{LEARNED_SHARE:g}, else the comparison ends before the phase the step-size rules "
-            "act in",
-            loss / h, "<=", LEARNED_SHARE, kind="regime",
-        ))  # fmt: skip
+    why = ", else the comparison ends before the phase the step-size rules act in"
+    learned = learned_claim(df, meta, "sgd", "sgd_learned", "SGD", why, kind="regime")
+    out += [learned] if learned else []
     out.append(compare(
         "sgd_grad_fell",
         "SGD's gradients have fallen: median ‖g_B‖ over the last 20 % of steps / over the first "

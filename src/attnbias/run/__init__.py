@@ -31,8 +31,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from attnbias.closure import ClosureCache
 from attnbias.config_rules import cross_field_problems
 from attnbias.layout import compare_with_reference, describe_overrides, results_root
@@ -48,12 +46,11 @@ from attnbias.workflow import (
     load_config,
     load_schema,
     order_like,
+    parse_yaml,
     schema_problem,
     shift_seeds,
     validate_with_defaults,
 )
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # `--config key=value` passes strings: the usual spellings of the boolean switches.
 _BOOLEAN_WORDS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -215,7 +212,7 @@ def build_run(config: dict, basedir, *, closures: ClosureCache | None = None,
         for paper in PAPERS:
             config[paper] = shift_seeds(config[paper], config["seed"])
     # Params compare by their text, and layering reorders keys: config.yaml's order throughout.
-    order = yaml.load((basedir / "config.yaml").read_text(), Loader=_LOADER)
+    order = parse_yaml((basedir / "config.yaml").read_text())
     config.update(order_like(config, order))
     given = order_like(given, order)
     scale, control, seed = config["scale"], config["control"], config["seed"]
