@@ -24,10 +24,8 @@ with rule_logging(snakemake) as log:  # noqa: F821
              f"at the {'low' if side == 'down' else 'high'} edge" if side else "inside",
              len(runs), p.key, value)  # fmt: skip
     if runs:
-        import torch
-
-        torch.set_num_threads(snakemake.threads)  # noqa: F821
-        train_runs(p.func, runs, folder, inputs, p.preset, p.accelerator, log)
+        train_runs(p.func, runs, folder, inputs, p.preset, p.accelerator, log,
+                   threads=snakemake.threads)  # noqa: F821
     write_extension(folder, {
         "group": dict(p.group), "key": p.key, "side": side, "value": value,
         "runs": [r["label"] for r in runs],

@@ -13,18 +13,20 @@ from .workflow import resolve
 
 
 def train_runs(func: str, runs: list[dict], folder, inputs: dict, preset: str, accelerator: str,
-               log) -> None:  # fmt: skip
+               log, threads: int | None = None) -> None:  # fmt: skip
     """Run each of ``runs`` (:meth:`attnbias.table.registry.Table.run_params`) in turn and save its
     tables in ``folder``: ``attnbias.experiments.<func>(**settings, **inputs)`` with an undeclared
     resume checkpoint, ``<label>.csv`` for a run's one table (``"csv"``), ``<label>_<table>.csv``
     for each of several (:func:`run_file`).  A run the negative control trains as an uncontrolled
     run (its ``shared``: folder, file stem and relabelling function) is that run, relabelled (or,
     when that run's grid was not widened the same way, trained); a run finished before the job
-    was killed is read back (:func:`finished_tables`)."""
+    was killed is read back (:func:`finished_tables`).  torch is imported, with ``threads``
+    threads (the rule's), only when a run trains: a job whose runs are all relabelled or read back
+    (the negative control's) skips its 2–3 s of import."""
     from .io import load_data, save_data
 
     Path(folder).mkdir(parents=True, exist_ok=True)
-    train = resolve("attnbias.experiments", func)
+    train = None
     for run in runs:
         settings = dict(run["settings"])
         shared = run.get("shared")
@@ -41,6 +43,8 @@ def train_runs(func: str, runs: list[dict], folder, inputs: dict, preset: str, a
         else:
             log.info("run %s: training %s with %s (preset %s), checkpoint %s", run["label"], func,
                      settings, preset, run["checkpoint"])  # fmt: skip
+            if train is None:
+                train = _training_function(func, threads)
             tables = train(
                 **settings, **inputs, checkpoint=run["checkpoint"],
                 metrics_log=run["metrics_log"], accelerator=accelerator,
@@ -53,6 +57,15 @@ def train_runs(func: str, runs: list[dict], folder, inputs: dict, preset: str, a
             target = run_file(folder, run["label"], name if len(tables) > 1 else "csv")
             save_data(df, meta, target, preset=preset)
             log.info("wrote %s (%d rows)", target, len(df))
+
+
+def _training_function(func: str, threads: int | None):
+    """``attnbias.experiments.<func>``, with torch's intra-op threads set to ``threads``."""
+    import torch
+
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return resolve("attnbias.experiments", func)
 
 
 def drop_runs_state(runs: list[dict], log) -> None:

@@ -57,6 +57,35 @@ def limit_threads(n: int) -> None:
         os.environ[var] = str(n)
 
 
+# Snakemake's default job-submission limit (`--max-jobs-per-timespan 100/1s`).
+DEFAULT_JOB_RATE = (100, 1)
+
+
+def drop_default_rate_limit(workflow) -> bool:
+    """Switch off Snakemake's default job-submission limit in a local run; return whether it was.
+
+    Snakemake 9's scheduler (``snakemake.scheduling.job_scheduler.JobScheduler.schedule``), in
+    every round that had ready jobs, arms a timer that starts another round one timespan later
+    whether or not the limit was reached.  So every finished job adds a chain of rounds, one a
+    second, each of which re-reads the size of every ready job's inputs; in a run of 165 small
+    jobs that was most of Snakemake's own CPU (docs/performance.md, "The test suite").  A local
+    run is already bounded by ``--cores``, so the default limit only costs time there.  Kept: a
+    limit the user set (any other value), and every non-local executor (SLURM's submissions).
+
+    ``workflow`` is the Snakefile's ``workflow`` after its scheduler exists (an ``onstart``
+    handler).  Where a Snakemake release no longer has these attributes nothing changes
+    (tests/unit/test_rate_limit.py checks the pinned release still has them).
+    """
+    scheduler = getattr(workflow, "scheduler", None)
+    limiter = getattr(scheduler, "job_rate_limiter", None)
+    if limiter is None or not getattr(workflow, "local_exec", False):
+        return False
+    if (getattr(limiter, "max_jobs", None), getattr(limiter, "timespan", None)) != DEFAULT_JOB_RATE:
+        return False
+    scheduler.job_rate_limiter = None
+    return True
+
+
 def resolve(module_prefix: str, dotted: str):
     """``resolve("attnbias.experiments", "maxmargin.train_vit")`` → the function."""
     mod, _, name = dotted.rpartition(".")

@@ -12,7 +12,7 @@ from attnbias.closure import ClosureCache
 from attnbias.config_rules import where_given
 from attnbias.layout import set_aside_stale, stale_products, write_overrides
 from attnbias.run import RunError, build_run
-from attnbias.workflow import PAPERS
+from attnbias.workflow import PAPERS, drop_default_rate_limit
 
 MAIN_PROCESS = workflow.exec_mode == ExecMode.DEFAULT  # not a cluster job's own parse
 DRY_RUN = workflow.output_settings.dryrun
@@ -36,6 +36,8 @@ RESULTS, TABLE = RUN.results, RUN.table
 
 onstart:  # an override's folder records its differences (overrides.yaml); real runs only
     write_overrides(RUN.scale, RUN.override, RUN.overrides)
+    # a local run is bounded by --cores: Snakemake's default submission limit only costs CPU
+    drop_default_rate_limit(workflow)
 
 
 # A cluster profile's YOUR_* placeholders (profiles/slurm) left unfilled: a dry run warns, any
