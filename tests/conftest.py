@@ -173,11 +173,48 @@ COPY_IGNORE = (
 )
 
 
-def copy_workflow(dest: Path) -> Path:
-    """Copy the workflow sources (no results, venv or Snakemake state) into ``dest``."""
+def copy_workflow(dest: Path, closures: bool = True) -> Path:
+    """Copy the workflow sources (no results, venv or Snakemake state) into ``dest``.
+
+    ``closures``: also give the copy the workflow's closure cache for these sources (its one
+    piece of Snakemake state, :func:`closure_cache`), as a checkout has it after its first run.
+    Without it every Snakemake start in the copy recomputes the import closures (a dry run never
+    saves them); a copy whose sources a test then edits recomputes them anyway (the cache is for
+    one digest of the sources).  ``False`` for a test of the cache itself."""
     ignore = shutil.ignore_patterns(*COPY_IGNORE)
     shutil.copytree(ROOT, dest, ignore=ignore, dirs_exist_ok=True)
+    if closures:
+        cache = dest / CLOSURE_CACHE
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(closure_cache())
     return dest
+
+
+# The workflow's closure cache (workflow/rules/common.smk), relative to a checkout.
+CLOSURE_CACHE = Path(".snakemake") / "attnbias" / "closures.json"
+_CLOSURES: list[str] = []
+
+
+def closure_cache() -> str:
+    """The text of the closure cache (attnbias.closure.ClosureCache) of the sources under ROOT:
+    every import closure the workflow's runs of either preset ask for (those of the check and
+    plot jobs included), computed once per test process as the workflow computes them, without
+    writing into ROOT.  The closures themselves are tested in tests/unit/test_closure.py, their
+    saving by a real run in tests/workflow/test_job_parse.py (an uncached copy)."""
+    if not _CLOSURES:
+        from attnbias.closure import ClosureCache
+        from attnbias.run import build_run
+        from attnbias.workflow import load_config
+
+        with tempfile.TemporaryDirectory() as tmp:
+            cache = ClosureCache(ROOT, Path(tmp) / "closures.json")
+            for scale in ("quick", "paper"):
+                run = build_run(load_config(ROOT, scale=scale, validate=False), ROOT,
+                                closures=cache)  # fmt: skip
+                _ = run.figure_code  # the check and plot jobs' closures (the Snakefile's too)
+            cache.save()
+            _CLOSURES.append((Path(tmp) / "closures.json").read_text())
+    return _CLOSURES[0]
 
 
 # --- Set-ups shared by the whole session (each is done once per test run) ----------------------

@@ -22,7 +22,7 @@ def _stale_state(wf):
 
 
 def test_a_cluster_jobs_parse_moves_and_writes_nothing(tmp_path):
-    wf = copy_workflow(tmp_path / "wf")
+    wf = copy_workflow(tmp_path / "wf", closures=False)  # the cache not yet written
     _stale_state(wf)
     res = snakemake_cmd("--mode", "remote", "-n", "maxmargin_fig1c", cwd=wf)
     assert res.returncode == 0, res.stderr[-3000:]

@@ -82,7 +82,7 @@ def test_a_finished_run_copied_into_a_fresh_checkout_is_up_to_date(finished, tmp
     snakemake_cmd("--cores", "2", TARGET, cwd=finished, check=True, timeout=900)
     assert planned(dry(finished)) == []
 
-    fresh = copy_workflow(tmp_path / "fresh")
+    fresh = copy_workflow(tmp_path / "fresh", closures=False)  # a clone: no .snakemake/
     later = time.time() + 60  # every source file newer than every output: a fresh clone
     for path in fresh.rglob("*"):
         os.utime(path, (later, later))
