@@ -106,9 +106,9 @@ def test_every_claim_passes(run_dir):
             if not c["passed"] and not _unasserted(doc["paper"], doc["figure"], c):
                 failed.append((doc["paper"], doc["figure"], c["id"], c["value"]))
     assert not failed, failed
-    # the CI configuration's figures of three seeds (tests/config/ci_*.yaml): lowrank's GPT-2
-    # proxies (Fig 3 left, App. C) and the balance of the GPT-2 proxies (Fig 4, judged per seed
-    # since 2026-12-01); Fig 3's ViTs (right) and Fig B's recall proxies have one seed at CI size
+    # the CI configuration's figures of several seeds (tests/config/ci_*.yaml): lowrank's GPT-2
+    # proxies (Fig 3 left, App. C; two seeds) and the balance of the GPT-2 proxies (Fig 4, judged
+    # per seed since 2026-12-01); Fig 3's ViTs (right) and Fig B's recall proxies have one seed
     assert {("lowrank", "fig3"), ("lowrank", "figC")} <= over_seeds <= {
         ("lowrank", "fig3"), ("lowrank", "figC"), ("lowrank", "fig4"), ("lowrank", "figB")
     }, over_seeds  # fmt: skip
